@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every patch in kernel/patches/series passes scripts/checkpatch.pl
+# --no-tree from the Debian 6.1 tree (no errors, no warnings).
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tarball=${RAWSTORE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+patches=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$repo/kernel/patches/series" | grep -v '^$')
+if [ -z "$patches" ]; then
+	echo "series is empty: nothing to check"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tar -xf "$tarball" -C "$tmp" --strip-components=1 --wildcards \
+	'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
+bad=0
+for p in $patches; do
+	if out=$(perl "$tmp/scripts/checkpatch.pl" --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES "$repo/kernel/patches/$p" 2>&1); then
+		echo "clean: $p"
+	else
+		echo "checkpatch: $p"
+		echo "$out" | sed 's/^/    /'
+		bad=1
+	fi
+done
+exit $bad

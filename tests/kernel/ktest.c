@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/* ktest: the in-guest kernel test harness (see ktest.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+int kt_failures;
+int kt_checks;
+
+static void vline(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+	fputs(prefix, stdout);
+	vprintf(fmt, ap);
+	fputs(suffix, stdout);
+	fflush(stdout);
+}
+
+void kt_check(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	kt_checks++;
+	if (!cond)
+		kt_failures++;
+	va_start(ap, fmt);
+	vline(cond ? "ok - " : "not ok - ", fmt, ap, "\n");
+	va_end(ap);
+}
+
+void kt_expect_eq_(long long got, long long want, const char *fmt, ...)
+{
+	va_list ap;
+	bool ok = got == want;
+
+	kt_checks++;
+	if (!ok)
+		kt_failures++;
+	va_start(ap, fmt);
+	vline(ok ? "ok - " : "not ok - ", fmt, ap, "");
+	va_end(ap);
+	if (ok)
+		printf(" (%s)\n", kt_errname(got));
+	else
+		printf(": got %s (%lld), want %s (%lld)\n", kt_errname(got), got, kt_errname(want), want);
+	fflush(stdout);
+}
+
+void kt_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline("# ", fmt, ap, "\n");
+	va_end(ap);
+}
+
+void kt_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline("SKIP: ", fmt, ap, "\n");
+	va_end(ap);
+	exit(KT_SKIP);
+}
+
+void kt_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline("FATAL: ", fmt, ap, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+int kt_done(void)
+{
+	printf("# %d checks, %d failed\n", kt_checks, kt_failures);
+	return kt_failures ? 1 : 0;
+}
+
+const char *kt_errname(long long err)
+{
+	static char buf[32];
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0: return "0";
+	case EINVAL: return "EINVAL";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EBADF: return "EBADF";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENOSPC: return "ENOSPC";
+	case EIO: return "EIO";
+	case EFBIG: return "EFBIG";
+	case ENODEV: return "ENODEV";
+	case EROFS: return "EROFS";
+	case EBUSY: return "EBUSY";
+	case ENOTTY: return "ENOTTY";
+	case EOVERFLOW: return "EOVERFLOW";
+	case ENOSYS: return "ENOSYS";
+	default:
+		snprintf(buf, sizeof(buf), "errno %lld", err);
+		return buf;
+	}
+}
+
+int kt_fallocate(int fd, int mode, uint64_t off, uint64_t len)
+{
+	return fallocate(fd, mode, (off_t)off, (off_t)len) ? -errno : 0;
+}
+
+int kt_blkzeroout(int fd, uint64_t off, uint64_t len)
+{
+	uint64_t range[2] = { off, len };
+
+	return ioctl(fd, BLKZEROOUT, range) ? -errno : 0;
+}
+
+uint64_t kt_dev_size(int fd)
+{
+	uint64_t size;
+
+	if (ioctl(fd, BLKGETSIZE64, &size))
+		kt_fatal("BLKGETSIZE64: %s", strerror(errno));
+	return size;
+}
+
+unsigned int kt_lbs(int fd)
+{
+	int lbs;
+
+	if (ioctl(fd, BLKSSZGET, &lbs))
+		kt_fatal("BLKSSZGET: %s", strerror(errno));
+	return (unsigned int)lbs;
+}
+
+long long kt_queue_attr(const char *devpath, const char *attr)
+{
+	char path[256], buf[64];
+	struct stat st;
+
+	if (stat(devpath, &st) || !S_ISBLK(st.st_mode))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s", major(st.st_rdev),
+		 minor(st.st_rdev), attr);
+	if (kt_read_file(path, buf, sizeof(buf)) < 0) {
+		/* A partition or dm device: queue/ may live on the parent. */
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s",
+			 major(st.st_rdev), minor(st.st_rdev), attr);
+		if (kt_read_file(path, buf, sizeof(buf)) < 0)
+			return -1;
+	}
+	return strtoll(buf, NULL, 10);
+}
+
+uint8_t kt_pattern_byte(uint32_t seed, uint64_t off)
+{
+	uint64_t x;
+
+	if (!seed)
+		return 0;
+	/* Offset-dependent so that misplaced data is caught, never zero. */
+	x = (off >> 3) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 31;
+	return (uint8_t)((x >> ((off & 7) * 8)) | 1);
+}
+
+#define KT_CHUNK (1u << 20)
+
+void kt_fill(int fd, uint64_t off, uint64_t len, uint32_t seed)
+{
+	uint8_t *buf;
+	uint64_t done = 0;
+
+	if (posix_memalign((void **)&buf, 4096, KT_CHUNK))
+		kt_fatal("out of memory");
+	while (done < len) {
+		size_t n = len - done < KT_CHUNK ? (size_t)(len - done) : KT_CHUNK;
+		ssize_t w;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = kt_pattern_byte(seed, off + done + i);
+		w = pwrite(fd, buf, n, (off_t)(off + done));
+		if (w != (ssize_t)n)
+			kt_fatal("pwrite at %llu: %s", (unsigned long long)(off + done),
+				 w < 0 ? strerror(errno) : "short write");
+		done += n;
+	}
+	free(buf);
+}
+
+uint64_t kt_verify(int fd, uint64_t off, uint64_t len, uint32_t seed)
+{
+	uint8_t *buf;
+	uint64_t done = 0, bad = UINT64_MAX;
+
+	if (posix_memalign((void **)&buf, 4096, KT_CHUNK))
+		kt_fatal("out of memory");
+	while (done < len && bad == UINT64_MAX) {
+		size_t n = len - done < KT_CHUNK ? (size_t)(len - done) : KT_CHUNK;
+		ssize_t r = pread(fd, buf, n, (off_t)(off + done));
+
+		if (r != (ssize_t)n)
+			kt_fatal("pread at %llu: %s", (unsigned long long)(off + done),
+				 r < 0 ? strerror(errno) : "short read");
+		for (size_t i = 0; i < n; i++) {
+			if (buf[i] != kt_pattern_byte(seed, off + done + i)) {
+				bad = off + done + i;
+				break;
+			}
+		}
+		done += n;
+	}
+	free(buf);
+	return bad;
+}
+
+int kt_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	rc = system(cmd);
+	if (rc == -1)
+		return -1;
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+long kt_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}

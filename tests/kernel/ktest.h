@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ktest: a tiny harness for the in-guest kernel tests.
+ *
+ * Each t_*.c is one program; it prints "ok"/"not ok" lines per check and
+ * exits 0 (all passed), 1 (a check failed) or 77 (skipped: the machine or
+ * kernel lacks something, reason printed).  Features are detected from
+ * results (-EOPNOTSUPP, -EINVAL), never from the kernel version.
+ */
+#ifndef KTEST_H
+#define KTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef FALLOC_FL_NO_HIDE_STALE
+#define FALLOC_FL_NO_HIDE_STALE 0x04
+#endif
+
+#define KT_SKIP 77
+
+extern int kt_failures;
+extern int kt_checks;
+
+/* Record one check; print "ok - what" or "not ok - what: detail". */
+void kt_check(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Check that an int result equals the expected one; names errnos. */
+#define kt_expect_eq(got, want, ...) kt_expect_eq_((long long)(got), (long long)(want), __VA_ARGS__)
+void kt_expect_eq_(long long got, long long want, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Print a note line ("# ..."). */
+void kt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print the reason and exit KT_SKIP. */
+void kt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Print the reason and exit 1 (setup failed: not a skip). */
+void kt_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Exit with 0 if every check passed, else 1. */
+int kt_done(void);
+
+/* "EINVAL" for -EINVAL or EINVAL, "0" for 0. */
+const char *kt_errname(long long err);
+
+/* fallocate(2) returning 0 or -errno. */
+int kt_fallocate(int fd, int mode, uint64_t off, uint64_t len);
+/* ioctl(BLKZEROOUT) returning 0 or -errno. */
+int kt_blkzeroout(int fd, uint64_t off, uint64_t len);
+
+/* Geometry of an open block device (exit via kt_fatal on failure). */
+uint64_t kt_dev_size(int fd);
+unsigned int kt_lbs(int fd);
+/* /sys/block/<dev>/queue/<attr> for the device at path; -1 if absent. */
+long long kt_queue_attr(const char *devpath, const char *attr);
+
+/* Fill [off, off+len) with a pattern derived from seed (pwrite; fatal on error). */
+void kt_fill(int fd, uint64_t off, uint64_t len, uint32_t seed);
+/*
+ * Compare [off, off+len) against the pattern for seed (seed 0 means zeros).
+ * Returns the offset of the first mismatch, or UINT64_MAX if all match.
+ */
+uint64_t kt_verify(int fd, uint64_t off, uint64_t len, uint32_t seed);
+/* The byte the pattern for seed has at absolute offset off (0 for seed 0). */
+uint8_t kt_pattern_byte(uint32_t seed, uint64_t off);
+
+/* Run a shell command; returns its exit status (or -1). */
+int kt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Read a whole small file into buf (NUL-terminated); returns length or -errno. */
+long kt_read_file(const char *path, char *buf, size_t size);
+
+#endif /* KTEST_H */
