@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rawstore/txn.h: transactions.
+ *
+ * A transaction is an ordered list of operations that is applied
+ * atomically and durably by rawstore_submit() / rawstore_submit_async().
+ * Each operation sees the effect of the ones before it.  If any operation
+ * fails, the whole transaction has no effect and the submit returns that
+ * operation's error; rawstore_txn_failed_op() tells which.
+ *
+ * Builder calls copy their arguments and return 0, -EINVAL (bad name,
+ * range overflow), -EFBIG (beyond RAWSTORE_OBJECT_MAX) or -ENOMEM; a
+ * failed builder call adds nothing.  Object names are (pointer, length)
+ * pairs of arbitrary bytes, 1..RAWSTORE_NAME_MAX long; collection names
+ * are NUL-terminated strings, 1..RAWSTORE_COLL_NAME_MAX bytes.
+ *
+ * Errors reported at submit, per operation:
+ *   -ENOENT     the collection (or, where noted, the object) does not exist
+ *   -EEXIST     collection create of an existing collection
+ *   -ENOTEMPTY  collection remove of a collection holding objects
+ *   -ENODATA    rmattr of a missing attribute
+ *   -ENOSPC     the device is full (nothing was written; store usable)
+ *   -EIO        device error or checksum mismatch on a read-modify-write
+ */
+#ifndef RAWSTORE_TXN_H
+#define RAWSTORE_TXN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rawstore;
+struct rawstore_txn;
+
+int rawstore_txn_new(struct rawstore_txn **out);
+/* Free a transaction that is not in flight. */
+void rawstore_txn_free(struct rawstore_txn *t);
+/* Drop all operations so @t can be reused. */
+void rawstore_txn_reset(struct rawstore_txn *t);
+/* Number of operations in @t. */
+unsigned int rawstore_txn_count(const struct rawstore_txn *t);
+/* Index of the operation that failed the last submit, or -1. */
+int rawstore_txn_failed_op(const struct rawstore_txn *t);
+
+int rawstore_txn_coll_create(struct rawstore_txn *t, const char *coll);
+/* The collection must be empty (-ENOTEMPTY). */
+int rawstore_txn_coll_remove(struct rawstore_txn *t, const char *coll);
+
+/* Create the object if missing. */
+int rawstore_txn_touch(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen);
+/* Write @len bytes at @off (any alignment); creates the object if missing. */
+int rawstore_txn_write(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+		       uint64_t off, const void *buf, size_t len);
+/* Make [off, off+len) read as zeros, freeing whole allocation units; extends
+ * the size if needed; creates the object if missing. */
+int rawstore_txn_zero(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+		      uint64_t off, uint64_t len);
+/* Set the size; the object must exist (-ENOENT). */
+int rawstore_txn_truncate(struct rawstore_txn *t, const char *coll, const void *name,
+			  size_t nlen, uint64_t size);
+/* Remove the object with its attributes and omap; -ENOENT if missing. */
+int rawstore_txn_remove(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen);
+/* Replace object @dst (same collection) with a copy of @src: data,
+ * attributes, omap and header.  -ENOENT if @src is missing. */
+int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src, size_t slen,
+		       const void *dst, size_t dlen);
+/* Object must exist (-ENOENT). */
+int rawstore_txn_setattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			 const char *attr, const void *val, size_t vlen);
+/* -ENOENT missing object, -ENODATA missing attribute. */
+int rawstore_txn_rmattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			const char *attr);
+/* omap operations: the object must exist (-ENOENT).  Keys are bytes. */
+int rawstore_txn_omap_set(struct rawstore_txn *t, const char *coll, const void *name,
+			  size_t nlen, const void *key, size_t klen, const void *val, size_t vlen);
+int rawstore_txn_omap_rm(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			 const void *key, size_t klen);
+/* Remove keys in [first, last) (bytewise order). */
+int rawstore_txn_omap_rmrange(struct rawstore_txn *t, const char *coll, const void *name,
+			      size_t nlen, const void *first, size_t flen, const void *last,
+			      size_t llen);
+int rawstore_txn_omap_setheader(struct rawstore_txn *t, const char *coll, const void *name,
+				size_t nlen, const void *val, size_t vlen);
+/* Expected final object size in bytes; placement uses it so that later
+ * appends stay contiguous.  Creates the object if missing. */
+int rawstore_txn_alloc_hint(struct rawstore_txn *t, const char *coll, const void *name,
+			    size_t nlen, uint64_t expected_size);
+
+/*
+ * Apply @t atomically and durably; returns when it is on stable storage.
+ * @t is not consumed and may be resubmitted or freed afterwards.
+ */
+int rawstore_submit(struct rawstore *st, struct rawstore_txn *t);
+
+typedef void (*rawstore_txn_cb)(struct rawstore_txn *t, int result, void *arg);
+
+/*
+ * Queue @t and return at once (0, or -EBUSY if @t is already in flight,
+ * -ESHUTDOWN if the store is closing).  @cb is called from the commit
+ * thread with the result once @t is durable or rejected; @t must stay
+ * alive and unmodified until then (the callback may free it).  Several
+ * transactions may be in flight together; they are applied in submission
+ * order.
+ */
+int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
+			  void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RAWSTORE_TXN_H */

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/* device.c: device open/geometry, io_uring/libaio batches, space verbs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libaio.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "internal.h"
+#include "util.h"
+
+enum dev_engine { ENG_URING, ENG_AIO };
+
+struct rs_dev {
+	int fd;
+	struct rs_dev_geom g;
+	enum dev_engine engine;
+	unsigned int qd;
+	pthread_mutex_t lock;		/* one batch at a time per ring */
+	struct io_uring ring;
+	io_context_t aio;
+	struct rawstore *st;
+};
+
+static uint64_t sysfs_u64(const char *dir, const char *file)
+{
+	char path[512], buf[64];
+	FILE *f;
+	uint64_t v = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoull(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int sysfs_str(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[512];
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return ret;
+	if (fgets(buf, (int)len, f))
+		ret = 0;
+	fclose(f);
+	return ret;
+}
+
+static void bdev_sysfs(struct rs_dev *d, dev_t rdev)
+{
+	char q[256], s[64];
+
+	snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/queue", major(rdev), minor(rdev));
+	if (access(q, F_OK))	/* a partition: the queue is the parent's */
+		snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/../queue", major(rdev),
+			 minor(rdev));
+	d->g.discard_max = sysfs_u64(q, "discard_max_bytes");
+	d->g.write_zeroes_max = sysfs_u64(q, "write_zeroes_max_bytes");
+	d->g.write_cache = true;
+	if (!sysfs_str(q, "write_cache", s, sizeof(s)) && !strncmp(s, "write through", 13))
+		d->g.write_cache = false;
+}
+
+static int dev_geometry(struct rs_dev *d, const char *path)
+{
+	struct stat sb;
+	int bs;
+
+	if (fstat(d->fd, &sb))
+		return -errno;
+	if (S_ISBLK(sb.st_mode)) {
+		d->g.is_bdev = true;
+		if (ioctl(d->fd, BLKGETSIZE64, &d->g.size))
+			return rs_err(d->st, -errno, "%s: BLKGETSIZE64 failed", path);
+		if (ioctl(d->fd, BLKSSZGET, &bs))
+			return rs_err(d->st, -errno, "%s: BLKSSZGET failed", path);
+		d->g.logical_block = (uint32_t)bs;
+		if (ioctl(d->fd, BLKPBSZGET, &bs))
+			bs = (int)d->g.logical_block;
+		d->g.physical_block = (uint32_t)bs;
+		bdev_sysfs(d, sb.st_rdev);
+	} else {
+		/* A regular file stands in for a device with 4 KiB blocks. */
+		d->g.size = (uint64_t)sb.st_size;
+		d->g.logical_block = 4096;
+		d->g.physical_block = 4096;
+		d->g.write_cache = true;
+	}
+	return 0;
+}
+
+static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
+{
+	int ret;
+
+	if (want != RAWSTORE_ENGINE_LIBAIO) {
+		ret = io_uring_queue_init(d->qd, &d->ring, 0);
+		if (!ret) {
+			d->engine = ENG_URING;
+			return 0;
+		}
+		if (want == RAWSTORE_ENGINE_IO_URING)
+			return rs_err(d->st, -ENODEV, "io_uring setup failed: %s",
+				      strerror(-ret));
+		rs_log(d->st, RAWSTORE_LOG_WARNING,
+		       "io_uring setup failed (%s); using libaio instead", strerror(-ret));
+	}
+	memset(&d->aio, 0, sizeof(d->aio));
+	ret = io_setup((int)d->qd, &d->aio);
+	if (ret)
+		return rs_err(d->st, -ENODEV, "libaio io_setup failed: %s", strerror(-ret));
+	d->engine = ENG_AIO;
+	return 0;
+}
+
+int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
+	     unsigned int qd, bool buffered, struct rs_dev **out)
+{
+	struct rs_dev *d;
+	struct stat sb;
+	int flags = O_RDWR | O_CLOEXEC;
+	int ret;
+
+	if (stat(path, &sb))
+		return rs_err(st, -errno, "%s: cannot stat device", path);
+	if (!S_ISBLK(sb.st_mode) && !S_ISREG(sb.st_mode))
+		return rs_err(st, -ENOTBLK, "%s: neither a block device nor a regular file", path);
+	if (S_ISBLK(sb.st_mode) && buffered)
+		return rs_err(st, -EINVAL, "%s: buffered I/O is for regular files only", path);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->st = st;
+	d->qd = qd ? qd : 64;
+	if (S_ISBLK(sb.st_mode))
+		flags |= O_EXCL;
+	d->fd = open(path, flags | (buffered ? 0 : O_DIRECT));
+	if (d->fd < 0) {
+		ret = -errno;
+		if (ret == -EBUSY)
+			rs_err(st, ret, "%s: device is in use (O_EXCL)", path);
+		else
+			rs_err(st, ret, "%s: cannot open%s", path, buffered ? "" : " with O_DIRECT");
+		goto out_free;
+	}
+	d->g.direct = !buffered;
+	if (flock(d->fd, LOCK_EX | LOCK_NB)) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		rs_err(st, ret, "%s: device is locked by another opener", path);
+		goto out_close;
+	}
+	ret = dev_geometry(d, path);
+	if (ret)
+		goto out_close;
+	ret = engine_init(d, engine);
+	if (ret)
+		goto out_close;
+	pthread_mutex_init(&d->lock, NULL);
+	*out = d;
+	return 0;
+
+out_close:
+	close(d->fd);
+out_free:
+	free(d);
+	return ret;
+}
+
+void dev_close(struct rs_dev *d)
+{
+	if (!d)
+		return;
+	if (d->engine == ENG_URING)
+		io_uring_queue_exit(&d->ring);
+	else
+		io_destroy(d->aio);
+	pthread_mutex_destroy(&d->lock);
+	close(d->fd);
+	free(d);
+}
+
+const struct rs_dev_geom *dev_geom(const struct rs_dev *d)
+{
+	return &d->g;
+}
+
+const char *dev_engine_name(const struct rs_dev *d)
+{
+	return d->engine == ENG_URING ? "io_uring" : "libaio";
+}
+
+/* Finish a short transfer synchronously (rare: signals, end of file). */
+static int finish_short(struct rs_dev *d, struct rs_io *io, size_t done)
+{
+	while (done < io->len) {
+		ssize_t r;
+
+		if (io->write)
+			r = pwrite(d->fd, (char *)io->buf + done, io->len - done,
+				   (off_t)(io->off + done));
+		else
+			r = pread(d->fd, (char *)io->buf + done, io->len - done,
+				  (off_t)(io->off + done));
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+{
+	unsigned int i, reaped = 0;
+	int ret = 0, r;
+
+	for (i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+
+		if (ios[i].write)
+			io_uring_prep_write(sqe, d->fd, ios[i].buf, (unsigned int)ios[i].len,
+					    ios[i].off);
+		else
+			io_uring_prep_read(sqe, d->fd, ios[i].buf, (unsigned int)ios[i].len,
+					   ios[i].off);
+		io_uring_sqe_set_data64(sqe, i);
+	}
+	r = io_uring_submit(&d->ring);
+	if (r < 0)
+		return r;
+	while (reaped < n) {
+		struct io_uring_cqe *cqe;
+		struct rs_io *io;
+
+		r = io_uring_wait_cqe(&d->ring, &cqe);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return r;
+		io = &ios[io_uring_cqe_get_data64(cqe)];
+		r = cqe->res;
+		io_uring_cqe_seen(&d->ring, cqe);
+		reaped++;
+		if (r < 0) {
+			if (!ret)
+				ret = r;
+		} else if ((size_t)r < io->len && !ret) {
+			ret = finish_short(d, io, (size_t)r);
+		}
+	}
+	return ret;
+}
+
+static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+{
+	struct iocb cbs[n], *cbp[n];
+	struct io_event ev[n];
+	unsigned int i, sub = 0, reaped = 0;
+	int ret = 0, r;
+
+	for (i = 0; i < n; i++) {
+		if (ios[i].write)
+			io_prep_pwrite(&cbs[i], d->fd, ios[i].buf, ios[i].len,
+				       (long long)ios[i].off);
+		else
+			io_prep_pread(&cbs[i], d->fd, ios[i].buf, ios[i].len,
+				      (long long)ios[i].off);
+		cbs[i].data = &ios[i];
+		cbp[i] = &cbs[i];
+	}
+	while (sub < n) {
+		r = io_submit(d->aio, (long)(n - sub), cbp + sub);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		sub += (unsigned int)r;
+	}
+	while (reaped < sub) {
+		r = io_getevents(d->aio, 1, (long)(sub - reaped), ev, NULL);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return r;
+		for (i = 0; i < (unsigned int)r; i++) {
+			struct rs_io *io = ev[i].data;
+			long res = (long)ev[i].res;
+
+			if (res < 0) {
+				if (!ret)
+					ret = (int)res;
+			} else if ((size_t)res < io->len && !ret) {
+				ret = finish_short(d, io, (size_t)res);
+			}
+		}
+		reaped += (unsigned int)r;
+	}
+	return ret;
+}
+
+int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+{
+	struct rawstore_perf *p = d->st ? &d->st->perf : NULL;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_aligned(ios[i].off, d->g.logical_block) ||
+		    !is_aligned(ios[i].len, d->g.logical_block) ||
+		    ios[i].off + ios[i].len > d->g.size)
+			return -EINVAL;
+		if (p && ios[i].write) {
+			__atomic_add_fetch(&p->dev_write_ops, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&p->dev_write_bytes, ios[i].len, __ATOMIC_RELAXED);
+		} else if (p) {
+			__atomic_add_fetch(&p->dev_read_ops, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&p->dev_read_bytes, ios[i].len, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < n && !ret; i += d->qd) {
+		unsigned int cnt = n - i < d->qd ? n - i : d->qd;
+
+		if (d->engine == ENG_URING)
+			ret = uring_batch(d, ios + i, cnt);
+		else
+			ret = aio_batch(d, ios + i, cnt);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
+{
+	struct rs_io io = { .write = false, .buf = buf, .off = off, .len = len };
+
+	return dev_submit(d, &io, 1);
+}
+
+int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len)
+{
+	struct rs_io io = { .write = true, .buf = (void *)buf, .off = off, .len = len };
+
+	return dev_submit(d, &io, 1);
+}
+
+int dev_flush(struct rs_dev *d)
+{
+	if (!d->g.write_cache)
+		return 1;
+	if (fdatasync(d->fd))
+		return -errno;
+	return 0;
+}
+
+static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
+{
+	if (!len || !is_aligned(off, d->g.logical_block) ||
+	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
+		return -EINVAL;
+	if (fallocate(d->fd, mode, (off_t)off, (off_t)len))
+		return -errno;
+	return 0;
+}
+
+int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	return space_verb(d, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len);
+}
+
+int dev_punch_hole(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	return space_verb(d, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+}
+
+int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	return space_verb(d, FALLOC_FL_KEEP_SIZE, off, len);
+}
+
+int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	return space_verb(d, FALLOC_FL_NO_HIDE_STALE | FALLOC_FL_KEEP_SIZE, off, len);
+}

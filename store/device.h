@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h: the block device (or a regular file standing in for one):
+ * geometry, batched I/O through io_uring or libaio, flush, and the space
+ * verbs that the space policy builds on.  Offsets and lengths in bytes.
+ */
+#ifndef RAWSTORE_DEVICE_H
+#define RAWSTORE_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rawstore/store.h"
+
+struct rawstore;
+struct rs_dev;
+
+struct rs_dev_geom {
+	uint64_t size;			/* bytes */
+	uint32_t logical_block;		/* bytes */
+	uint32_t physical_block;	/* bytes */
+	uint64_t discard_max;		/* bytes, 0 = none/unknown */
+	uint64_t write_zeroes_max;	/* bytes, 0 = none/unknown */
+	bool is_bdev;
+	bool write_cache;		/* volatile cache: flush needed */
+	bool direct;			/* O_DIRECT in use */
+};
+
+struct rs_io {
+	bool write;
+	void *buf;			/* 4096-aligned */
+	uint64_t off;			/* bytes, logical-block aligned */
+	size_t len;			/* bytes, logical-block aligned */
+};
+
+/*
+ * Open @path O_DIRECT|O_EXCL (+ flock) with the engine chosen by @engine.
+ * @st is used for logging only.
+ */
+int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
+	     unsigned int qd, bool buffered, struct rs_dev **out);
+void dev_close(struct rs_dev *d);
+const struct rs_dev_geom *dev_geom(const struct rs_dev *d);
+const char *dev_engine_name(const struct rs_dev *d);
+
+/* Submit @n I/Os and wait for all of them; 0 or the first error. */
+int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n);
+int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len);
+int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
+/* Flush the volatile write cache; returns 1 if skipped (write-through). */
+int dev_flush(struct rs_dev *d);
+
+/*
+ * Space verbs.  Each returns 0, -EINVAL if not logical-block aligned or out
+ * of range, or the kernel's answer (-EOPNOTSUPP when the device or kernel
+ * cannot do it).  None of them falls back to another method.
+ *   zero_range:     FALLOC_FL_ZERO_RANGE | KEEP_SIZE: later reads see zeros,
+ *                   space stays allocated.
+ *   punch_hole:     FALLOC_FL_PUNCH_HOLE | KEEP_SIZE: discard, reads zeros.
+ *   provision:      mode KEEP_SIZE (0): ensure space exists (thin devices).
+ *   prealloc_stale: FALLOC_FL_NO_HIDE_STALE | KEEP_SIZE: allocate without
+ *                   zeroing; reads may return stale data (privileged).
+ */
+#ifndef FALLOC_FL_NO_HIDE_STALE
+#define FALLOC_FL_NO_HIDE_STALE 0x04
+#endif
+int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len);
+int dev_punch_hole(struct rs_dev *d, uint64_t off, uint64_t len);
+int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len);
+int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len);
+
+#endif /* RAWSTORE_DEVICE_H */

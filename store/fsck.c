@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/* fsck.c: cross-check onodes, free list, unpunched list and checksums. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "util.h"
+
+struct used {
+	uint64_t off, len;		/* device bytes */
+	uint64_t obj;			/* index into fk->objs */
+};
+
+struct objref {
+	char coll[RAWSTORE_COLL_NAME_MAX + 1];
+	char *name;
+	size_t nlen;
+	uint64_t nid;
+};
+
+struct fsck {
+	struct rawstore *st;
+	struct rawstore_fsck_opts o;
+	struct rawstore_fsck_result r;
+	struct used *used;
+	size_t n_used, cap_used;
+	struct objref *objs;
+	size_t n_objs, cap_objs;
+	uint64_t *nids;			/* sorted */
+};
+
+static const char *const kind_names[] = {
+	[RAWSTORE_FSCK_CORRUPT_RECORD] = "corrupt_record",
+	[RAWSTORE_FSCK_BAD_EXTENT] = "bad_extent",
+	[RAWSTORE_FSCK_BAD_MAP] = "bad_map",
+	[RAWSTORE_FSCK_SHARED] = "shared_extent",
+	[RAWSTORE_FSCK_USED_AND_FREE] = "used_and_free",
+	[RAWSTORE_FSCK_BAD_FREELIST] = "bad_freelist",
+	[RAWSTORE_FSCK_LEAK] = "leak",
+	[RAWSTORE_FSCK_UNPUNCHED_USED] = "unpunched_not_free",
+	[RAWSTORE_FSCK_ORPHAN] = "orphan",
+	[RAWSTORE_FSCK_CSUM] = "checksum",
+	[RAWSTORE_FSCK_IO] = "io_error",
+};
+
+void rawstore_fsck_opts_init(struct rawstore_fsck_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+}
+
+static void report(struct fsck *fk, enum rawstore_fsck_kind kind, const struct objref *obj,
+		   uint64_t off, uint64_t len, int repaired, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+static void report(struct fsck *fk, enum rawstore_fsck_kind kind, const struct objref *obj,
+		   uint64_t off, uint64_t len, int repaired, const char *fmt, ...)
+{
+	struct rawstore_fsck_problem p = { 0 };
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fk->r.errors++;
+	if (repaired)
+		fk->r.repaired++;
+	p.kind = kind;
+	p.kind_name = kind_names[kind];
+	p.message = msg;
+	if (obj) {
+		p.coll = obj->coll;
+		p.name = obj->name;
+		p.name_len = obj->nlen;
+	}
+	p.offset = off;
+	p.length = len;
+	p.repaired = repaired;
+	rs_log(fk->st, RAWSTORE_LOG_INFO, "fsck: %s: %s", p.kind_name, msg);
+	if (fk->o.fn)
+		fk->o.fn(fk->o.arg, &p);
+}
+
+static int add_used(struct fsck *fk, uint64_t off, uint64_t len, uint64_t obj)
+{
+	if (fk->n_used == fk->cap_used) {
+		size_t cap = fk->cap_used ? fk->cap_used * 2 : 256;
+		struct used *v = realloc(fk->used, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		fk->used = v;
+		fk->cap_used = cap;
+	}
+	fk->used[fk->n_used++] = (struct used){ off, len, obj };
+	return 0;
+}
+
+static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs_extent *e)
+{
+	struct rawstore *st = fk->st;
+	uint64_t cb = st->csum_block, pos;
+	uint8_t *buf = rs_alloc_aligned(e->len);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = dev_read(st->dev, buf, e->pofs, e->len);
+	if (ret) {
+		report(fk, RAWSTORE_FSCK_IO, obj, e->pofs, e->len, 0,
+		       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
+		free(buf);
+		return 0;
+	}
+	fk->r.bytes_checked += e->len;
+	for (pos = 0; pos < e->len; pos += cb) {
+		if (rs_crc32c(buf + pos, cb) != e->crcs[pos / cb])
+			report(fk, RAWSTORE_FSCK_CSUM, obj, e->pofs + pos, cb, 0,
+			       "checksum mismatch at object offset %llu (device offset %llu)",
+			       (unsigned long long)(e->lofs + pos),
+			       (unsigned long long)(e->pofs + pos));
+	}
+	free(buf);
+	return 0;
+}
+
+static int check_onode(struct fsck *fk, struct objref *obj, const struct rs_onode *o)
+{
+	struct rawstore *st = fk->st;
+	uint64_t U = st->min_alloc, last_end = 0;
+	uint32_t i;
+	int ret;
+
+	if (o->nid == 0 || o->nid >= st->next_nid)
+		report(fk, RAWSTORE_FSCK_BAD_MAP, obj, 0, 0, 0, "object id %llu out of range",
+		       (unsigned long long)o->nid);
+	if (o->inline_len && (o->n_ext || o->inline_len != o->size))
+		report(fk, RAWSTORE_FSCK_BAD_MAP, obj, 0, 0, 0,
+		       "inline data of %u bytes does not match size %llu",
+		       o->inline_len, (unsigned long long)o->size);
+	for (i = 0; i < o->n_ext; i++) {
+		const struct rs_extent *e = &o->ext[i];
+
+		fk->r.extents++;
+		if (!is_aligned(e->pofs | e->len | e->lofs, U) || e->pofs < st->data_start ||
+		    e->pofs + e->len > st->data_end) {
+			report(fk, RAWSTORE_FSCK_BAD_EXTENT, obj, e->pofs, e->len, 0,
+			       "extent at object offset %llu is misaligned or outside the "
+			       "data area", (unsigned long long)e->lofs);
+			continue;
+		}
+		if (e->lofs < last_end || e->lofs + e->len > round_up(o->size, U))
+			report(fk, RAWSTORE_FSCK_BAD_MAP, obj, e->pofs, e->len, 0,
+			       "extent at object offset %llu overlaps another or lies past "
+			       "the size %llu", (unsigned long long)e->lofs,
+			       (unsigned long long)o->size);
+		last_end = e->lofs + e->len;
+		ret = add_used(fk, e->pofs, e->len, (uint64_t)(obj - fk->objs));
+		if (!ret && fk->o.deep)
+			ret = deep_check(fk, obj, e);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int scan_onodes(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	char p = 'O';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
+		size_t kl, vl, cl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct objref *obj;
+		struct rs_onode o;
+		struct rs_key ck;
+		char *cv;
+		size_t cvl;
+		int r;
+
+		if (fk->n_objs == fk->cap_objs) {
+			size_t cap = fk->cap_objs ? fk->cap_objs * 2 : 256;
+			struct objref *nv = realloc(fk->objs, cap * sizeof(*nv));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			fk->objs = nv;
+			fk->cap_objs = cap;
+		}
+		obj = &fk->objs[fk->n_objs];
+		memset(obj, 0, sizeof(*obj));
+		cl = kl >= 2 ? (size_t)(((unsigned char)k[0] << 8) | (unsigned char)k[1]) : 0;
+		if (kl < 2 || cl == 0 || cl > RAWSTORE_COLL_NAME_MAX || kl <= 2 + cl) {
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
+			       "malformed object key of %zu bytes", kl);
+			continue;
+		}
+		memcpy(obj->coll, k + 2, cl);
+		obj->nlen = kl - 2 - cl;
+		obj->name = malloc(obj->nlen);
+		if (!obj->name) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(obj->name, k + 2 + cl, obj->nlen);
+		fk->n_objs++;
+		fk->r.objects++;
+		key_coll(&ck, obj->coll);
+		r = meta_get(st->meta, NULL, &ck, &cv, &cvl);
+		if (r == -ENOENT)
+			report(fk, RAWSTORE_FSCK_ORPHAN, obj, 0, 0, 0,
+			       "object in missing collection %s", obj->coll);
+		else if (!r)
+			rocksdb_free(cv);
+		r = onode_decode(v, vl, st->csum_block, &o);
+		if (r) {
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, obj, 0, 0, 0,
+			       "object record in %s fails its checksum or does not decode",
+			       obj->coll);
+			continue;
+		}
+		obj->nid = o.nid;
+		ret = check_onode(fk, obj, &o);
+		onode_free(&o);
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+static int cmp_used(const void *a, const void *b)
+{
+	const struct used *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Walk used and free extents in device order looking for overlaps and gaps. */
+static int check_space(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	uint64_t pos = st->data_start, last_free_end = 0;
+	struct rs_iter *it;
+	size_t ui = 0;
+	char p = 'F';
+	int ret;
+
+	qsort(fk->used, fk->n_used, sizeof(*fk->used), cmp_used);
+	for (ui = 1; ui < fk->n_used; ui++) {
+		struct used *a = &fk->used[ui - 1], *b = &fk->used[ui];
+
+		if (b->off < a->off + a->len)
+			report(fk, RAWSTORE_FSCK_SHARED, &fk->objs[b->obj], b->off,
+			       min_u64(a->off + a->len, b->off + b->len) - b->off, 0,
+			       "device range is used by two extents (objects %s and %s)",
+			       fk->objs[a->obj].coll, fk->objs[b->obj].coll);
+	}
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	ui = 0;
+	for (;;) {
+		uint64_t foff = UINT64_MAX, flen = 0, off, len;
+		bool is_free = false;
+
+		if (meta_iter_valid(it)) {
+			size_t kl, vl;
+			const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+
+			if (kl == 8 && vl == 8) {
+				foff = get_be64(k);
+				flen = get_le64(v);
+			} else {
+				report(fk, RAWSTORE_FSCK_BAD_FREELIST, NULL, 0, 0, 0,
+				       "malformed free-list record");
+				meta_iter_next(it);
+				continue;
+			}
+		}
+		if (ui < fk->n_used && fk->used[ui].off <= foff) {
+			off = fk->used[ui].off;
+			len = fk->used[ui].len;
+			ui++;
+		} else if (foff != UINT64_MAX) {
+			off = foff;
+			len = flen;
+			is_free = true;
+			meta_iter_next(it);
+			if (!len || !is_aligned(off | len, st->min_alloc) ||
+			    off < st->data_start || off + len > st->data_end ||
+			    off < last_free_end || (last_free_end && off == last_free_end))
+				report(fk, RAWSTORE_FSCK_BAD_FREELIST, NULL, off, len, 0,
+				       "free extent [%llu, +%llu) is misaligned, out of range, "
+				       "unsorted or not merged", (unsigned long long)off,
+				       (unsigned long long)len);
+			last_free_end = off + len;
+		} else {
+			break;
+		}
+		if (off > pos) {
+			bool fix = fk->o.repair;
+
+			if (fix && extset_insert(&st->freeset, pos, off - pos))
+				fix = false;
+			fk->r.leaks++;
+			fk->r.leaked_bytes += off - pos;
+			report(fk, RAWSTORE_FSCK_LEAK, NULL, pos, off - pos, fix,
+			       "%llu bytes at device offset %llu are neither used nor free",
+			       (unsigned long long)(off - pos), (unsigned long long)pos);
+		} else if (off < pos && is_free) {
+			report(fk, RAWSTORE_FSCK_USED_AND_FREE, NULL, off, min_u64(pos - off, len),
+			       0, "device range at %llu is both used and free",
+			       (unsigned long long)off);
+		}
+		pos = max_u64(pos, off + len);
+	}
+	if (pos < st->data_end) {
+		bool fix = fk->o.repair && !extset_insert(&st->freeset, pos, st->data_end - pos);
+
+		fk->r.leaks++;
+		fk->r.leaked_bytes += st->data_end - pos;
+		report(fk, RAWSTORE_FSCK_LEAK, NULL, pos, st->data_end - pos, fix,
+		       "%llu bytes at the end of the device are neither used nor free",
+		       (unsigned long long)(st->data_end - pos));
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+static int check_unpunched(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	char p = 'P';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		uint64_t off, len;
+
+		if (kl != 8 || vl != 8)
+			continue;
+		off = get_be64(k);
+		len = get_le64(v);
+		if (extset_overlap(&st->freeset, off, len) != len)
+			report(fk, RAWSTORE_FSCK_UNPUNCHED_USED, NULL, off, len, 0,
+			       "range [%llu, +%llu) awaits punching but is not free",
+			       (unsigned long long)off, (unsigned long long)len);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+static int check_orphans(struct fsck *fk, char type)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl;
+		const char *k = meta_iter_key(it, &kl);
+		uint64_t nid;
+
+		if (kl < 8) {
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
+			       "malformed '%c' record", type);
+			continue;
+		}
+		nid = get_be64(k);
+		if (bsearch(&nid, fk->nids, fk->n_objs, sizeof(uint64_t), cmp_u64))
+			continue;
+		if (fk->o.repair) {
+			size_t fl;
+			const char *fkey = meta_iter_full_key(it, &fl);
+
+			rocksdb_writebatch_wi_delete(st->wb, fkey, fl);
+		}
+		report(fk, RAWSTORE_FSCK_ORPHAN, NULL, 0, 0, fk->o.repair,
+		       "%s record of object id %llu which does not exist",
+		       type == 'X' ? "attribute" : type == 'M' ? "omap" : "omap header",
+		       (unsigned long long)nid);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+static int fsck_job(struct rawstore *st, void *arg)
+{
+	struct fsck *fk = arg;
+	size_t i;
+	int ret;
+
+	if (st->failed)
+		return st->failed;
+	rocksdb_writebatch_wi_clear(st->wb);
+	ret = scan_onodes(fk);
+	if (!ret)
+		ret = check_space(fk);
+	if (!ret)
+		ret = check_unpunched(fk);
+	if (!ret) {
+		fk->nids = calloc(fk->n_objs ? fk->n_objs : 1, sizeof(uint64_t));
+		if (!fk->nids)
+			ret = -ENOMEM;
+		for (i = 0; !ret && i < fk->n_objs; i++)
+			fk->nids[i] = fk->objs[i].nid;
+		if (!ret)
+			qsort(fk->nids, fk->n_objs, sizeof(uint64_t), cmp_u64);
+	}
+	if (!ret)
+		ret = check_orphans(fk, 'X');
+	if (!ret)
+		ret = check_orphans(fk, 'M');
+	if (!ret)
+		ret = check_orphans(fk, 'H');
+	if (!ret && rocksdb_writebatch_wi_count(st->wb))
+		ret = rs_commit_wb(st);
+	rocksdb_writebatch_wi_clear(st->wb);
+	return ret;
+}
+
+int rawstore_fsck(struct rawstore *st, const struct rawstore_fsck_opts *o,
+		  struct rawstore_fsck_result *res)
+{
+	struct fsck fk;
+	size_t i;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	memset(&fk, 0, sizeof(fk));
+	fk.st = st;
+	rawstore_fsck_opts_init(&fk.o);
+	if (o) {
+		if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(fk.o))
+			return -EINVAL;
+		memcpy(&fk.o, o, o->struct_size);
+	}
+	if (res && (res->struct_size < sizeof(size_t) || res->struct_size > sizeof(fk.r)))
+		return -EINVAL;
+	ret = rs_run_job(st, fsck_job, &fk);
+	if (!ret && fk.r.errors > fk.r.repaired)
+		ret = -EUCLEAN;
+	if (res) {
+		fk.r.struct_size = res->struct_size;
+		memcpy(res, &fk.r, res->struct_size);
+	}
+	for (i = 0; i < fk.n_objs; i++)
+		free(fk.objs[i].name);
+	free(fk.objs);
+	free(fk.used);
+	free(fk.nids);
+	return ret;
+}

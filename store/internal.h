@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h: the store handle and the interfaces between store modules. */
+#ifndef RAWSTORE_INTERNAL_H
+#define RAWSTORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rawstore/rawstore.h"
+#include "alloc.h"
+#include "device.h"
+#include "meta.h"
+#include "ondisk.h"
+#include "onode.h"
+
+struct rawstore {
+	struct rawstore_open_opts opts;
+	struct rs_dev *dev;
+	struct rs_meta *meta;
+	struct rs_disk_super sb;	/* as read (little-endian) */
+	uint64_t device_size;		/* bytes, from the superblock */
+	uint64_t data_start, data_end;	/* bytes */
+	uint32_t min_alloc, csum_block, inline_max;
+
+	/* Changed by the commit thread only; readers hold rwlock. */
+	struct extset freeset;		/* free space */
+	struct extset unpunched;	/* freed, not yet punched */
+	pthread_rwlock_t rwlock;	/* frees become reusable under the write lock */
+	uint64_t next_nid, stored_nid;
+	uint64_t n_objects, n_colls;
+
+	/* Commit thread and its queue. */
+	pthread_t worker;
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct rawstore_txn *qhead, *qtail;
+	bool stopping;
+	int failed;			/* sticky error after a failed commit */
+	rocksdb_writebatch_wi_t *wb;
+	struct extset_observer free_obs, unpunched_obs;
+
+	struct rawstore_perf perf;	/* updated atomically */
+};
+
+/* Jobs other than transactions run on the commit thread via a txn. */
+typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
+
+struct rs_op;
+
+struct rawstore_txn {
+	struct rs_op *ops;
+	unsigned int n, cap;
+	int failed_op;
+	rs_job_fn job;
+	void *job_arg;
+	rawstore_txn_cb cb;
+	void *cb_arg;
+	int result;
+	bool in_flight;
+	struct rawstore_txn *next;
+};
+
+void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap);
+
+/* txn.c: apply one transaction into st->wb; frees and allocations are
+ * collected in @ctx and become effective at commit. */
+struct rs_txn_ctx {
+	struct pext_vec allocs;		/* allocated by this txn */
+	struct pext_vec frees;		/* to free after commit */
+	int64_t d_objects, d_colls;
+	bool wrote_data;
+};
+
+int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx);
+
+/* store.c: run @fn on the commit thread and wait for it. */
+int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
+/* store.c: commit st->wb synchronously (jobs only). */
+int rs_commit_wb(struct rawstore *st);
+
+/* object.c: read [off, off+len) of @o into @buf (no size clamp). */
+int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *buf,
+	     size_t len);
+/* Load the onode of coll/name (through @wb if not NULL). */
+int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
+	       const void *name, size_t nlen, struct rs_onode *o);
+
+/* Crash points for tests (store/debug.h). */
+extern int rs_crash_point;
+extern int rs_crash_countdown;
+void rs_crash_check(struct rawstore *st, int point);
+
+#define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
+
+#endif /* RAWSTORE_INTERNAL_H */

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/* meta.c: RocksDB through its C API. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "meta.h"
+#include "util.h"
+
+struct rs_iter {
+	rocksdb_iterator_t *it;
+	char prefix[KEY_MAX];
+	size_t plen;
+};
+
+static int db_error(struct rawstore *st, char *err, const char *what)
+{
+	int ret = -EIO;
+
+	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
+		ret = -EBUSY;
+	else if (strstr(err, "does not exist"))
+		ret = -ENOENT;
+	else if (strstr(err, "exists"))
+		ret = -EEXIST;
+	else if (strstr(err, "Corruption"))
+		ret = -EUCLEAN;
+	rs_err(st, ret, "RocksDB %s: %s", what, err);
+	rocksdb_free(err);
+	return ret;
+}
+
+int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out)
+{
+	struct rs_meta *m;
+	char *err = NULL;
+	int ret;
+
+	if (create && mkdir(dir, 0755) && errno != EEXIST)
+		return rs_err(st, -errno, "%s: cannot create metadata directory", dir);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->st = st;
+	m->opts = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(m->opts, create);
+	rocksdb_options_set_error_if_exists(m->opts, create);
+	rocksdb_options_set_paranoid_checks(m->opts, 1);
+	rocksdb_options_set_info_log_level(m->opts, 3 /* ERROR */);
+	rocksdb_options_set_keep_log_file_num(m->opts, 2);
+	m->db = rocksdb_open(m->opts, dir, &err);
+	if (err) {
+		ret = db_error(st, err, "open");
+		if (ret == -EIO && !create && strstr(rawstore_errmsg(), "CURRENT"))
+			ret = rs_err(st, -ENOENT, "%s: no rawstore metadata here", dir);
+		goto out_free;
+	}
+	m->wsync = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(m->wsync, 1);
+	m->ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_verify_checksums(m->ro, 1);
+	*out = m;
+	return 0;
+
+out_free:
+	rocksdb_options_destroy(m->opts);
+	free(m);
+	return ret;
+}
+
+void meta_close(struct rs_meta *m)
+{
+	if (!m)
+		return;
+	rocksdb_close(m->db);
+	rocksdb_writeoptions_destroy(m->wsync);
+	rocksdb_readoptions_destroy(m->ro);
+	rocksdb_options_destroy(m->opts);
+	free(m);
+}
+
+int meta_destroy(const char *dir)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+	char *err = NULL;
+
+	rocksdb_destroy_db(o, dir, &err);
+	rocksdb_options_destroy(o);
+	if (err)
+		return db_error(NULL, err, "destroy");
+	return 0;
+}
+
+int meta_get(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const struct rs_key *k,
+	     char **val, size_t *vlen)
+{
+	char *err = NULL, *v;
+
+	if (wb)
+		v = rocksdb_writebatch_wi_get_from_batch_and_db(wb, m->db, m->ro, k->buf, k->len,
+								 vlen, &err);
+	else
+		v = rocksdb_get(m->db, m->ro, k->buf, k->len, vlen, &err);
+	if (err)
+		return db_error(m->st, err, "get");
+	if (!v)
+		return -ENOENT;
+	*val = v;
+	return 0;
+}
+
+int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
+{
+	char *err = NULL;
+
+	rocksdb_write_writebatch_wi(m->db, m->wsync, wb, &err);
+	if (err)
+		return db_error(m->st, err, "write");
+	return 0;
+}
+
+int meta_put_sync(struct rs_meta *m, const struct rs_key *k, const void *v, size_t vlen)
+{
+	char *err = NULL;
+
+	rocksdb_put(m->db, m->wsync, k->buf, k->len, v, vlen, &err);
+	if (err)
+		return db_error(m->st, err, "put");
+	return 0;
+}
+
+int meta_iter_new(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const void *prefix,
+		  size_t plen, struct rs_iter **out)
+{
+	struct rs_iter *it = calloc(1, sizeof(*it));
+	rocksdb_iterator_t *base;
+
+	if (!it || plen > sizeof(it->prefix)) {
+		free(it);
+		return -ENOMEM;
+	}
+	memcpy(it->prefix, prefix, plen);
+	it->plen = plen;
+	base = rocksdb_create_iterator(m->db, m->ro);
+	it->it = wb ? rocksdb_writebatch_wi_create_iterator_with_base(wb, base) : base;
+	rocksdb_iter_seek(it->it, it->prefix, plen);
+	*out = it;
+	return 0;
+}
+
+void meta_iter_seek(struct rs_iter *it, const void *start, size_t slen)
+{
+	char k[KEY_MAX * 2];
+
+	memcpy(k, it->prefix, it->plen);
+	if (slen > sizeof(k) - it->plen)
+		slen = sizeof(k) - it->plen;
+	memcpy(k + it->plen, start, slen);
+	rocksdb_iter_seek(it->it, k, it->plen + slen);
+}
+
+bool meta_iter_valid(struct rs_iter *it)
+{
+	const char *k;
+	size_t len;
+
+	if (!rocksdb_iter_valid(it->it))
+		return false;
+	k = rocksdb_iter_key(it->it, &len);
+	return len >= it->plen && !memcmp(k, it->prefix, it->plen);
+}
+
+void meta_iter_next(struct rs_iter *it)
+{
+	rocksdb_iter_next(it->it);
+}
+
+const char *meta_iter_key(struct rs_iter *it, size_t *len)
+{
+	const char *k = rocksdb_iter_key(it->it, len);
+
+	*len -= it->plen;
+	return k + it->plen;
+}
+
+const char *meta_iter_full_key(struct rs_iter *it, size_t *len)
+{
+	return rocksdb_iter_key(it->it, len);
+}
+
+const char *meta_iter_val(struct rs_iter *it, size_t *len)
+{
+	return rocksdb_iter_value(it->it, len);
+}
+
+int meta_iter_error(struct rs_iter *it)
+{
+	char *err = NULL;
+
+	rocksdb_iter_get_error(it->it, &err);
+	if (err)
+		return db_error(NULL, err, "iterate");
+	return 0;
+}
+
+void meta_iter_free(struct rs_iter *it)
+{
+	if (!it)
+		return;
+	rocksdb_iter_destroy(it->it);
+	free(it);
+}
+
+void key_super(struct rs_key *k)
+{
+	k->buf[0] = 'S';
+	k->len = 1;
+}
+
+void key_nid(struct rs_key *k)
+{
+	k->buf[0] = 'N';
+	k->len = 1;
+}
+
+void key_coll(struct rs_key *k, const char *coll)
+{
+	size_t cl = strlen(coll);
+
+	k->buf[0] = 'C';
+	memcpy(k->buf + 1, coll, cl);
+	k->len = 1 + cl;
+}
+
+void key_onode_prefix(struct rs_key *k, const char *coll)
+{
+	size_t cl = strlen(coll);
+
+	k->buf[0] = 'O';
+	put_be16(k->buf + 1, (uint16_t)cl);
+	memcpy(k->buf + 3, coll, cl);
+	k->len = 3 + cl;
+}
+
+void key_onode(struct rs_key *k, const char *coll, const void *name, size_t nlen)
+{
+	key_onode_prefix(k, coll);
+	memcpy(k->buf + k->len, name, nlen);
+	k->len += nlen;
+}
+
+void key_nid_sub(struct rs_key *k, char type, uint64_t nid, const void *sub, size_t slen)
+{
+	k->buf[0] = type;
+	put_be64(k->buf + 1, nid);
+	if (slen)
+		memcpy(k->buf + 9, sub, slen);
+	k->len = 9 + slen;
+}
+
+void key_ext(struct rs_key *k, char type, uint64_t off)
+{
+	k->buf[0] = type;
+	put_be64(k->buf + 1, off);
+	k->len = 9;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * meta.h: the RocksDB side.  Key builders for the schema in ondisk.h, point
+ * reads (committed state, or committed + a pending indexed batch), prefix
+ * iteration, and synced commits.
+ */
+#ifndef RAWSTORE_META_H
+#define RAWSTORE_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rocksdb/c.h>
+
+struct rawstore;
+
+struct rs_meta {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_writeoptions_t *wsync;
+	rocksdb_readoptions_t *ro;
+	struct rawstore *st;
+};
+
+#define KEY_MAX (3 + 255 + 2048 + 16)
+
+struct rs_key {
+	size_t len;
+	char buf[KEY_MAX + 8];
+};
+
+/* -EEXIST if @create and a database exists there, -ENOENT if !@create and
+ * none does, -EBUSY if locked by another opener. */
+int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out);
+void meta_close(struct rs_meta *m);
+/* Destroy the database in @dir (mkfs --force). */
+int meta_destroy(const char *dir);
+
+/* Read @key; *val is malloc'd.  @wb may be NULL (committed state only). */
+int meta_get(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const struct rs_key *k,
+	     char **val, size_t *vlen);
+int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
+/* Commit a plain put synchronously (mkfs). */
+int meta_put_sync(struct rs_meta *m, const struct rs_key *k, const void *v, size_t vlen);
+
+/* Iterator over keys starting with @prefix (through @wb if not NULL). */
+struct rs_iter;
+int meta_iter_new(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const void *prefix,
+		  size_t plen, struct rs_iter **out);
+/* Position at the first key >= prefix+@start. */
+void meta_iter_seek(struct rs_iter *it, const void *start, size_t slen);
+/* True if positioned on a key within the prefix. */
+bool meta_iter_valid(struct rs_iter *it);
+void meta_iter_next(struct rs_iter *it);
+/* Key without the prefix, and value. */
+const char *meta_iter_key(struct rs_iter *it, size_t *len);
+const char *meta_iter_full_key(struct rs_iter *it, size_t *len);
+const char *meta_iter_val(struct rs_iter *it, size_t *len);
+int meta_iter_error(struct rs_iter *it);
+void meta_iter_free(struct rs_iter *it);
+
+/* Key builders. */
+void key_super(struct rs_key *k);
+void key_nid(struct rs_key *k);
+void key_coll(struct rs_key *k, const char *coll);
+void key_onode(struct rs_key *k, const char *coll, const void *name, size_t nlen);
+/* Prefix of all onodes of @coll. */
+void key_onode_prefix(struct rs_key *k, const char *coll);
+/* @type is 'X', 'M' or 'H'. */
+void key_nid_sub(struct rs_key *k, char type, uint64_t nid, const void *sub, size_t slen);
+void key_ext(struct rs_key *k, char type, uint64_t off);
+
+#endif /* RAWSTORE_META_H */

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/* object.c: object reads, attributes, omap and listings. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "util.h"
+
+int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
+	       const void *name, size_t nlen, struct rs_onode *o)
+{
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	key_onode(&k, coll, name, nlen);
+	ret = meta_get(st->meta, wb, &k, &v, &vl);
+	if (ret)
+		return ret;
+	ret = onode_decode(v, vl, st->csum_block, o);
+	rocksdb_free(v);
+	if (ret == -EUCLEAN)
+		rs_err(st, ret, "onode record of %s/%.*s is corrupt", coll,
+		       (int)(nlen > 64 ? 64 : nlen), (const char *)name);
+	return ret;
+}
+
+struct seg {
+	uint8_t *bounce;
+	uint64_t copy_from;		/* bytes into bounce */
+	uint64_t copy_to;		/* bytes into the caller's buffer */
+	uint64_t copy_len;
+	uint64_t pofs, len;		/* the device read */
+	const uint32_t *crcs;		/* first crc of the read */
+};
+
+int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *out,
+	     size_t len)
+{
+	uint8_t *buf = out;
+	uint64_t end = off + len, cb = st->csum_block;
+	struct seg *segs = NULL;
+	struct rs_io *ios = NULL;
+	uint32_t i, first, n = 0;
+	int ret = 0;
+
+	memset(buf, 0, len);
+	if (o->inline_len && off < o->inline_len)
+		memcpy(buf, o->inl + off, min_u64(len, o->inline_len - off));
+	first = onode_find(o, off);
+	for (i = first; i < o->n_ext && o->ext[i].lofs < end; i++)
+		n++;
+	if (!n)
+		return 0;
+	segs = calloc(n, sizeof(*segs));
+	ios = calloc(n, sizeof(*ios));
+	if (!segs || !ios) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < n; i++) {
+		const struct rs_extent *e = &o->ext[first + i];
+		uint64_t s = max_u64(e->lofs, off), t = min_u64(e->lofs + e->len, end);
+		uint64_t cs = round_down(s - e->lofs, cb), ct = round_up(t - e->lofs, cb);
+
+		segs[i].bounce = rs_alloc_aligned(ct - cs);
+		if (!segs[i].bounce) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		segs[i].copy_from = s - e->lofs - cs;
+		segs[i].copy_to = s - off;
+		segs[i].copy_len = t - s;
+		segs[i].pofs = e->pofs + cs;
+		segs[i].len = ct - cs;
+		segs[i].crcs = e->crcs + cs / cb;
+		ios[i] = (struct rs_io){ false, segs[i].bounce, segs[i].pofs, segs[i].len };
+	}
+	ret = dev_submit(st->dev, ios, n);
+	if (ret) {
+		rs_err(st, ret, "data read of object nid %llu failed", (unsigned long long)o->nid);
+		goto out_free;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t b;
+
+		for (b = 0; b < segs[i].len; b += cb) {
+			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])
+				continue;
+			PERF_ADD(st, csum_errors, 1);
+			ret = rs_err(st, -EIO, "checksum mismatch in object nid %llu at device "
+				     "offset %llu", (unsigned long long)o->nid,
+				     (unsigned long long)(segs[i].pofs + b));
+			goto out_free;
+		}
+		memcpy(buf + segs[i].copy_to, segs[i].bounce + segs[i].copy_from,
+		       segs[i].copy_len);
+	}
+out_free:
+	if (ret)
+		memset(buf, 0, len);
+	for (i = 0; segs && i < n; i++)
+		free(segs[i].bounce);
+	free(segs);
+	free(ios);
+	return ret;
+}
+
+static int check_args(struct rawstore *st, const char *coll, const void *name, size_t nlen)
+{
+	if (!st || !coll || !*coll || strlen(coll) > RAWSTORE_COLL_NAME_MAX || !name || !nlen ||
+	    nlen > RAWSTORE_NAME_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+int rawstore_stat(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+		  struct rawstore_stat *out)
+{
+	struct rawstore_stat s;
+	struct rs_onode o;
+	int ret = check_args(st, coll, name, nlen);
+
+	if (ret)
+		return ret;
+	if (!out || out->struct_size < sizeof(size_t) || out->struct_size > sizeof(s))
+		return -EINVAL;
+	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	if (ret)
+		return ret;
+	memset(&s, 0, sizeof(s));
+	s.struct_size = out->struct_size;
+	s.size = o.size;
+	s.allocated = onode_allocated(&o);
+	s.extents = o.n_ext;
+	s.alloc_hint = o.alloc_hint;
+	s.nid = o.nid;
+	s.is_inline = o.n_ext == 0 && o.size <= st->inline_max;
+	memcpy(out, &s, s.struct_size);
+	onode_free(&o);
+	return 0;
+}
+
+ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+		      uint64_t off, void *buf, size_t len)
+{
+	struct rs_onode o;
+	int ret = check_args(st, coll, name, nlen);
+
+	if (ret)
+		return ret;
+	if ((!buf && len) || off + len < off)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rwlock);
+	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	if (ret)
+		goto out_unlock;
+	if (off >= o.size) {
+		len = 0;
+	} else {
+		len = min_u64(len, o.size - off);
+		ret = obj_read(st, &o, off, buf, len);
+	}
+	onode_free(&o);
+out_unlock:
+	pthread_rwlock_unlock(&st->rwlock);
+	return ret ? ret : (ssize_t)len;
+}
+
+static ssize_t get_sub(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+		       char type, const void *sub, size_t slen, void *buf, size_t size)
+{
+	struct rs_onode o;
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret = check_args(st, coll, name, nlen);
+
+	if (ret)
+		return ret;
+	if (slen > RAWSTORE_NAME_MAX || (!buf && size))
+		return -EINVAL;
+	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	if (ret)
+		return ret;
+	key_nid_sub(&k, type, o.nid, sub, slen);
+	onode_free(&o);
+	ret = meta_get(st->meta, NULL, &k, &v, &vl);
+	if (ret)
+		return ret == -ENOENT ? -ENODATA : ret;
+	memcpy(buf, v, min_u64(vl, size));
+	rocksdb_free(v);
+	return (ssize_t)vl;
+}
+
+ssize_t rawstore_getattr(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+			 const char *attr, void *buf, size_t size)
+{
+	if (!attr || !*attr)
+		return -EINVAL;
+	return get_sub(st, coll, name, nlen, 'X', attr, strlen(attr), buf, size);
+}
+
+ssize_t rawstore_omap_get(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+			  const void *key, size_t klen, void *buf, size_t size)
+{
+	if (!key && klen)
+		return -EINVAL;
+	return get_sub(st, coll, name, nlen, 'M', key, klen, buf, size);
+}
+
+ssize_t rawstore_omap_get_header(struct rawstore *st, const char *coll, const void *name,
+				 size_t nlen, void *buf, size_t size)
+{
+	return get_sub(st, coll, name, nlen, 'H', NULL, 0, buf, size);
+}
+
+static int iterate(struct rawstore *st, const struct rs_key *prefix, const void *start,
+		   size_t slen, unsigned int limit, rawstore_kv_fn kv, rawstore_name_fn nf,
+		   void *arg)
+{
+	struct rs_iter *it;
+	int ret, n = 0;
+
+	ret = meta_iter_new(st->meta, NULL, prefix->buf, prefix->len, &it);
+	if (ret)
+		return ret;
+	if (start)
+		meta_iter_seek(it, start, slen);
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl);
+		const char *v = meta_iter_val(it, &vl);
+		int stop;
+
+		n++;
+		stop = kv ? kv(arg, k, kl, v, vl) : nf(arg, k, kl);
+		if (stop || (limit && (unsigned int)n >= limit))
+			break;
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret ? ret : n;
+}
+
+static int iterate_sub(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+		       char type, const void *start, size_t slen, rawstore_kv_fn fn, void *arg)
+{
+	struct rs_onode o;
+	struct rs_key k;
+	int ret = check_args(st, coll, name, nlen);
+
+	if (ret)
+		return ret;
+	if (!fn || slen > RAWSTORE_NAME_MAX)
+		return -EINVAL;
+	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	if (ret)
+		return ret;
+	key_nid_sub(&k, type, o.nid, NULL, 0);
+	onode_free(&o);
+	return iterate(st, &k, start, slen, 0, fn, NULL, arg);
+}
+
+int rawstore_omap_iterate(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+			  const void *start, size_t slen, rawstore_kv_fn fn, void *arg)
+{
+	return iterate_sub(st, coll, name, nlen, 'M', start, slen, fn, arg);
+}
+
+int rawstore_attr_iterate(struct rawstore *st, const char *coll, const void *name, size_t nlen,
+			  rawstore_kv_fn fn, void *arg)
+{
+	return iterate_sub(st, coll, name, nlen, 'X', NULL, 0, fn, arg);
+}
+
+int rawstore_coll_exists(struct rawstore *st, const char *coll)
+{
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	if (!st || !coll || !*coll || strlen(coll) > RAWSTORE_COLL_NAME_MAX)
+		return -EINVAL;
+	key_coll(&k, coll);
+	ret = meta_get(st->meta, NULL, &k, &v, &vl);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	rocksdb_free(v);
+	return 1;
+}
+
+int rawstore_list(struct rawstore *st, const char *coll, const void *start, size_t slen,
+		  unsigned int limit, rawstore_name_fn fn, void *arg)
+{
+	struct rs_key k;
+	int ret;
+
+	if (!fn || slen > RAWSTORE_NAME_MAX)
+		return -EINVAL;
+	ret = rawstore_coll_exists(st, coll);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	key_onode_prefix(&k, coll);
+	return iterate(st, &k, start, slen, limit, NULL, fn, arg);
+}
+
+int rawstore_coll_list(struct rawstore *st, rawstore_name_fn fn, void *arg)
+{
+	struct rs_key k = { 1, "C" };
+
+	if (!st || !fn)
+		return -EINVAL;
+	return iterate(st, &k, NULL, 0, 0, NULL, fn, arg);
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ondisk.h: everything rawstore writes to the device or to RocksDB.
+ * All integers are little-endian unless a key layout says big-endian (keys
+ * use big-endian so that bytewise order is numeric order).
+ *
+ * Device layout (bytes):
+ *   [0, 4096)                  primary superblock (struct rs_disk_super + zeros)
+ *   [RS_SB_BACKUP_OFFSET, +4096) backup superblock
+ *   [data_start, device_size)  allocation units of object data
+ *
+ * RocksDB keys (metadata directory):
+ *   "S"                               struct rs_disk_super copy
+ *   "N"                               le64 next object id (nid)
+ *   "C" coll                          struct rs_disk_coll
+ *   "O" be16(len(coll)) coll name     onode record (see below)
+ *   "X" be64(nid) attr                attribute value
+ *   "M" be64(nid) key                 omap value
+ *   "H" be64(nid)                     omap header
+ *   "F" be64(offset)                  le64 length: free extent (merged)
+ *   "P" be64(offset)                  le64 length: freed, not yet punched
+ *
+ * Onode record:
+ *   struct rs_disk_onode
+ *   inline_len bytes of inline data
+ *   n_extents x struct rs_disk_extent
+ *   for each extent, length / csum_block le32 crc32c values
+ *   le32 crc32c of everything above
+ */
+#ifndef RAWSTORE_ONDISK_H
+#define RAWSTORE_ONDISK_H
+
+#include <assert.h>
+#include <stdint.h>
+
+typedef uint16_t rs_le16;
+typedef uint32_t rs_le32;
+typedef uint64_t rs_le64;
+
+#define RS_SB_MAGIC		0x31524f5453574152ULL	/* "RAWSTOR1" */
+#define RS_FORMAT_VERSION	1
+#define RS_SB_BLOCK		4096			/* bytes per copy */
+#define RS_SB_PRIMARY_OFFSET	0			/* bytes */
+#define RS_SB_BACKUP_OFFSET	(512 * 1024)		/* bytes */
+#define RS_RESERVED_BYTES	(1024 * 1024)		/* data_start >= this */
+#define RS_CSUM_CRC32C		1
+
+struct rs_disk_super {
+	rs_le64 magic;
+	rs_le32 version;		/* RS_FORMAT_VERSION */
+	rs_le32 flags;			/* none defined, must be 0 */
+	uint8_t uuid[16];
+	rs_le64 device_size;		/* bytes */
+	rs_le64 data_start;		/* bytes */
+	rs_le32 logical_block;		/* bytes */
+	rs_le32 min_alloc;		/* bytes */
+	rs_le32 csum_type;		/* RS_CSUM_* */
+	rs_le32 csum_block;		/* bytes */
+	rs_le32 inline_max;		/* bytes */
+	rs_le32 reserved0;
+	rs_le64 mkfs_time;		/* seconds since the epoch */
+	uint8_t reserved[168];
+	rs_le32 reserved1;
+	rs_le32 crc;			/* crc32c of the bytes before it */
+};
+static_assert(sizeof(struct rs_disk_super) == 256, "superblock layout");
+
+#define RS_COLL_VERSION 1
+struct rs_disk_coll {
+	rs_le32 version;
+	rs_le32 flags;
+};
+static_assert(sizeof(struct rs_disk_coll) == 8, "collection layout");
+
+#define RS_ONODE_VERSION 1
+struct rs_disk_onode {
+	uint8_t version;		/* RS_ONODE_VERSION */
+	uint8_t flags;			/* none defined */
+	rs_le16 reserved0;
+	rs_le32 n_extents;
+	rs_le64 nid;
+	rs_le64 size;			/* bytes */
+	rs_le64 alloc_hint;		/* bytes */
+	rs_le32 inline_len;		/* bytes */
+	rs_le32 reserved1;
+};
+static_assert(sizeof(struct rs_disk_onode) == 40, "onode layout");
+
+struct rs_disk_extent {
+	rs_le64 lofs;			/* bytes in the object, unit aligned */
+	rs_le64 pofs;			/* bytes on the device, unit aligned */
+	rs_le32 len;			/* bytes, multiple of min_alloc */
+	rs_le32 reserved;
+};
+static_assert(sizeof(struct rs_disk_extent) == 24, "extent layout");
+
+#endif /* RAWSTORE_ONDISK_H */

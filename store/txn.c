@@ -1,0 +1,957 @@
+// SPDX-License-Identifier: MIT
+/*
+ * txn.c: building transactions and applying them on the commit thread.
+ *
+ * Applying a transaction never overwrites committed data: new data goes to
+ * newly allocated units (read-modify-write for partial units), the old
+ * units are queued to be freed when the batch commits, and every metadata
+ * change (onode, attrs, omap, free list) goes into the store's indexed
+ * batch, whose save point lets a failed transaction vanish.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "debug.h"
+#include "internal.h"
+#include "util.h"
+
+#define CHUNK (8U << 20)	/* bytes written per allocation round */
+
+enum op_type {
+	OP_COLL_CREATE, OP_COLL_REMOVE, OP_TOUCH, OP_WRITE, OP_ZERO, OP_TRUNCATE, OP_REMOVE,
+	OP_CLONE, OP_SETATTR, OP_RMATTR, OP_OMAP_SET, OP_OMAP_RM, OP_OMAP_RMRANGE,
+	OP_OMAP_SETHEADER, OP_ALLOC_HINT,
+};
+
+struct rs_op {
+	enum op_type type;
+	char *coll;
+	void *name, *name2, *data, *key, *key2;
+	size_t nlen, n2len, dlen, klen, k2len;
+	uint64_t off, len;
+};
+
+/* ---- building ---- */
+
+int rawstore_txn_new(struct rawstore_txn **out)
+{
+	struct rawstore_txn *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->failed_op = -1;
+	*out = t;
+	return 0;
+}
+
+static void op_free(struct rs_op *op)
+{
+	free(op->coll);
+	free(op->name);
+	free(op->name2);
+	free(op->data);
+	free(op->key);
+	free(op->key2);
+}
+
+void rawstore_txn_reset(struct rawstore_txn *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		op_free(&t->ops[i]);
+	t->n = 0;
+	t->failed_op = -1;
+}
+
+void rawstore_txn_free(struct rawstore_txn *t)
+{
+	if (!t)
+		return;
+	rawstore_txn_reset(t);
+	free(t->ops);
+	free(t);
+}
+
+unsigned int rawstore_txn_count(const struct rawstore_txn *t)
+{
+	return t->n;
+}
+
+int rawstore_txn_failed_op(const struct rawstore_txn *t)
+{
+	return t->failed_op;
+}
+
+static int dup_bytes(void **dst, const void *src, size_t len)
+{
+	*dst = malloc(len ? len : 1);
+	if (!*dst)
+		return -ENOMEM;
+	if (len)
+		memcpy(*dst, src, len);
+	return 0;
+}
+
+static bool coll_ok(const char *coll)
+{
+	size_t l;
+
+	if (!coll)
+		return false;
+	l = strnlen(coll, RAWSTORE_COLL_NAME_MAX + 1);
+	return l >= 1 && l <= RAWSTORE_COLL_NAME_MAX;
+}
+
+static bool name_ok(const void *name, size_t nlen)
+{
+	return name && nlen >= 1 && nlen <= RAWSTORE_NAME_MAX;
+}
+
+/* Append an op; the pointer arguments are copied. */
+static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
+{
+	struct rs_op op = *tmpl;
+	int ret = 0;
+
+	if (!t || !coll_ok(tmpl->coll))
+		return -EINVAL;
+	if (t->in_flight)
+		return -EBUSY;
+	op.coll = op.name = op.name2 = op.data = op.key = op.key2 = NULL;
+	op.coll = strdup(tmpl->coll);
+	if (!op.coll)
+		return -ENOMEM;
+	if (tmpl->name)
+		ret = dup_bytes(&op.name, tmpl->name, tmpl->nlen);
+	if (!ret && tmpl->name2)
+		ret = dup_bytes(&op.name2, tmpl->name2, tmpl->n2len);
+	if (!ret && tmpl->data)
+		ret = dup_bytes(&op.data, tmpl->data, tmpl->dlen);
+	if (!ret && tmpl->key)
+		ret = dup_bytes(&op.key, tmpl->key, tmpl->klen);
+	if (!ret && tmpl->key2)
+		ret = dup_bytes(&op.key2, tmpl->key2, tmpl->k2len);
+	if (!ret && t->n == t->cap) {
+		unsigned int cap = t->cap ? t->cap * 2 : 8;
+		struct rs_op *v = realloc(t->ops, cap * sizeof(*v));
+
+		if (!v)
+			ret = -ENOMEM;
+		else {
+			t->ops = v;
+			t->cap = cap;
+		}
+	}
+	if (ret) {
+		op_free(&op);
+		return ret;
+	}
+	t->ops[t->n++] = op;
+	return 0;
+}
+
+static int obj_op(struct rawstore_txn *t, enum op_type type, const char *coll, const void *name,
+		  size_t nlen, struct rs_op *op)
+{
+	if (!name_ok(name, nlen))
+		return -EINVAL;
+	op->type = type;
+	op->coll = (char *)coll;
+	op->name = (void *)name;
+	op->nlen = nlen;
+	return add_op(t, op);
+}
+
+static int range_ok(uint64_t off, uint64_t len)
+{
+	if (off + len < off)
+		return -EINVAL;
+	if (off + len > RAWSTORE_OBJECT_MAX)
+		return -EFBIG;
+	return 0;
+}
+
+int rawstore_txn_coll_create(struct rawstore_txn *t, const char *coll)
+{
+	struct rs_op op = { .type = OP_COLL_CREATE, .coll = (char *)coll };
+
+	return add_op(t, &op);
+}
+
+int rawstore_txn_coll_remove(struct rawstore_txn *t, const char *coll)
+{
+	struct rs_op op = { .type = OP_COLL_REMOVE, .coll = (char *)coll };
+
+	return add_op(t, &op);
+}
+
+int rawstore_txn_touch(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen)
+{
+	struct rs_op op = { 0 };
+
+	return obj_op(t, OP_TOUCH, coll, name, nlen, &op);
+}
+
+int rawstore_txn_write(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+		       uint64_t off, const void *buf, size_t len)
+{
+	struct rs_op op = { .off = off, .len = len, .data = (void *)buf, .dlen = len };
+	int ret = range_ok(off, len);
+
+	if (ret)
+		return ret;
+	if (!buf && len)
+		return -EINVAL;
+	return obj_op(t, OP_WRITE, coll, name, nlen, &op);
+}
+
+int rawstore_txn_zero(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+		      uint64_t off, uint64_t len)
+{
+	struct rs_op op = { .off = off, .len = len };
+	int ret = range_ok(off, len);
+
+	if (ret)
+		return ret;
+	return obj_op(t, OP_ZERO, coll, name, nlen, &op);
+}
+
+int rawstore_txn_truncate(struct rawstore_txn *t, const char *coll, const void *name,
+			  size_t nlen, uint64_t size)
+{
+	struct rs_op op = { .off = size };
+	int ret = range_ok(size, 0);
+
+	if (ret)
+		return ret;
+	return obj_op(t, OP_TRUNCATE, coll, name, nlen, &op);
+}
+
+int rawstore_txn_remove(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen)
+{
+	struct rs_op op = { 0 };
+
+	return obj_op(t, OP_REMOVE, coll, name, nlen, &op);
+}
+
+int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src, size_t slen,
+		       const void *dst, size_t dlen)
+{
+	struct rs_op op = { .name2 = (void *)dst, .n2len = dlen };
+
+	if (!name_ok(dst, dlen))
+		return -EINVAL;
+	return obj_op(t, OP_CLONE, coll, src, slen, &op);
+}
+
+int rawstore_txn_setattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			 const char *attr, const void *val, size_t vlen)
+{
+	struct rs_op op = { .data = (void *)(val ? val : ""), .dlen = vlen };
+
+	if (!attr || !*attr || strlen(attr) > RAWSTORE_NAME_MAX || (!val && vlen))
+		return -EINVAL;
+	op.key = (void *)attr;
+	op.klen = strlen(attr);
+	return obj_op(t, OP_SETATTR, coll, name, nlen, &op);
+}
+
+int rawstore_txn_rmattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			const char *attr)
+{
+	struct rs_op op = { 0 };
+
+	if (!attr || !*attr || strlen(attr) > RAWSTORE_NAME_MAX)
+		return -EINVAL;
+	op.key = (void *)attr;
+	op.klen = strlen(attr);
+	return obj_op(t, OP_RMATTR, coll, name, nlen, &op);
+}
+
+static bool okey_ok(const void *key, size_t klen)
+{
+	return key && klen <= RAWSTORE_NAME_MAX;
+}
+
+int rawstore_txn_omap_set(struct rawstore_txn *t, const char *coll, const void *name,
+			  size_t nlen, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	struct rs_op op = { .key = (void *)key, .klen = klen, .data = (void *)(val ? val : ""),
+			    .dlen = vlen };
+
+	if (!okey_ok(key, klen) || (!val && vlen))
+		return -EINVAL;
+	return obj_op(t, OP_OMAP_SET, coll, name, nlen, &op);
+}
+
+int rawstore_txn_omap_rm(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
+			 const void *key, size_t klen)
+{
+	struct rs_op op = { .key = (void *)key, .klen = klen };
+
+	if (!okey_ok(key, klen))
+		return -EINVAL;
+	return obj_op(t, OP_OMAP_RM, coll, name, nlen, &op);
+}
+
+int rawstore_txn_omap_rmrange(struct rawstore_txn *t, const char *coll, const void *name,
+			      size_t nlen, const void *first, size_t flen, const void *last,
+			      size_t llen)
+{
+	struct rs_op op = { .key = (void *)first, .klen = flen, .key2 = (void *)last,
+			    .k2len = llen };
+
+	if (!okey_ok(first, flen) || !okey_ok(last, llen))
+		return -EINVAL;
+	return obj_op(t, OP_OMAP_RMRANGE, coll, name, nlen, &op);
+}
+
+int rawstore_txn_omap_setheader(struct rawstore_txn *t, const char *coll, const void *name,
+				size_t nlen, const void *val, size_t vlen)
+{
+	struct rs_op op = { .data = (void *)(val ? val : ""), .dlen = vlen };
+
+	if (!val && vlen)
+		return -EINVAL;
+	return obj_op(t, OP_OMAP_SETHEADER, coll, name, nlen, &op);
+}
+
+int rawstore_txn_alloc_hint(struct rawstore_txn *t, const char *coll, const void *name,
+			    size_t nlen, uint64_t expected_size)
+{
+	struct rs_op op = { .len = expected_size };
+
+	if (expected_size > RAWSTORE_OBJECT_MAX)
+		return -EFBIG;
+	return obj_op(t, OP_ALLOC_HINT, coll, name, nlen, &op);
+}
+
+/* ---- applying ---- */
+
+struct actx {
+	struct rawstore *st;
+	struct rs_txn_ctx *c;
+	rocksdb_writebatch_wi_t *wb;
+};
+
+static bool is_inline(const struct rawstore *st, const struct rs_onode *o)
+{
+	return o->n_ext == 0 && o->size <= st->inline_max;
+}
+
+static bool au_mapped(const struct rs_onode *o, uint64_t lofs)
+{
+	uint32_t i = onode_find(o, lofs);
+
+	return i < o->n_ext && o->ext[i].lofs <= lofs;
+}
+
+static int store_onode(struct actx *a, const char *coll, const void *name, size_t nlen,
+		       struct rs_onode *o)
+{
+	struct rs_key k;
+	char *buf;
+	size_t len;
+	int ret;
+
+	/* Keep the inline invariant: inline objects hold exactly size bytes. */
+	if (is_inline(a->st, o) && o->inline_len != o->size) {
+		uint8_t *p = realloc(o->inl, o->size ? o->size : 1);
+
+		if (!p)
+			return -ENOMEM;
+		if (o->size > o->inline_len)
+			memset(p + o->inline_len, 0, o->size - o->inline_len);
+		o->inl = p;
+		o->inline_len = (uint32_t)o->size;
+	}
+	ret = onode_encode(o, a->st->csum_block, &buf, &len);
+	if (ret)
+		return ret;
+	key_onode(&k, coll, name, nlen);
+	rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, buf, len);
+	free(buf);
+	return 0;
+}
+
+static int coll_check(struct actx *a, const char *coll)
+{
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	key_coll(&k, coll);
+	ret = meta_get(a->st->meta, a->wb, &k, &v, &vl);
+	if (!ret)
+		rocksdb_free(v);
+	return ret;
+}
+
+/* Write @len bytes (NULL data: zeros) at @off into newly allocated units. */
+static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const uint8_t *data,
+			 uint64_t len)
+{
+	struct rawstore *st = a->st;
+	uint64_t U = st->min_alloc, end = off + len, pos = off;
+	uint32_t cb = st->csum_block;
+	int ret = 0;
+
+	while (pos < end) {
+		uint64_t a0 = round_down(pos, U);
+		uint64_t b0 = min_u64(round_up(end, U), a0 + CHUNK);
+		uint64_t cend = min_u64(end, b0), hint = 0, want = 0, cur;
+		struct pext *pieces = NULL;
+		struct rs_io *ios = NULL;
+		uint8_t *buf;
+		int n, i;
+
+		buf = rs_alloc_aligned(b0 - a0);
+		if (!buf)
+			return -ENOMEM;
+		if (pos > a0)
+			ret = obj_read(st, o, a0, buf, U);
+		if (!ret && cend < b0 && (b0 - U != a0 || pos == a0))
+			ret = obj_read(st, o, b0 - U, buf + (b0 - U - a0), U);
+		if (ret)
+			goto out_free_buf;
+		if (data)
+			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
+		else
+			memset(buf + (pos - a0), 0, cend - pos);
+		if (a0) {
+			uint32_t j = onode_find(o, a0 - 1);
+
+			if (j < o->n_ext && o->ext[j].lofs + o->ext[j].len == a0)
+				hint = o->ext[j].pofs + o->ext[j].len;
+		}
+		if (!o->n_ext && o->alloc_hint > a0)
+			want = round_up(o->alloc_hint - a0, U);
+		n = extset_alloc(&st->freeset, b0 - a0, hint, want, &pieces);
+		if (n < 0) {
+			ret = n;
+			goto out_free_buf;
+		}
+		for (i = 0; i < n; i++) {
+			ret = pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
+			if (ret) {
+				/* not recorded: give it back now */
+				extset_insert(&st->freeset, pieces[i].off, pieces[i].len);
+				pieces[i].len = 0;
+			}
+		}
+		if (ret)
+			goto out_free_pieces;
+		ios = calloc((size_t)n, sizeof(*ios));
+		if (!ios) {
+			ret = -ENOMEM;
+			goto out_free_pieces;
+		}
+		for (i = 0, cur = 0; i < n; cur += pieces[i].len, i++)
+			ios[i] = (struct rs_io){ true, buf + cur, pieces[i].off, pieces[i].len };
+		ret = dev_submit(st->dev, ios, (unsigned int)n);
+		if (ret) {
+			rs_err(st, ret, "data write failed");
+			goto out_free_ios;
+		}
+		a->c->wrote_data = true;
+		rs_crash_check(st, RS_CRASH_MID_DATA);
+		ret = onode_punch(o, a0, b0, cb, &a->c->frees);
+		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
+			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len, 0 };
+			uint32_t j, nc = (uint32_t)(pieces[i].len / cb);
+
+			e.crcs = malloc(4 * (size_t)nc);
+			if (!e.crcs) {
+				ret = -ENOMEM;
+				break;
+			}
+			for (j = 0; j < nc; j++)
+				e.crcs[j] = rs_crc32c(buf + cur + (uint64_t)j * cb, cb);
+			ret = onode_insert(o, &e, cb);
+			if (ret)
+				free(e.crcs);
+		}
+out_free_ios:
+		free(ios);
+out_free_pieces:
+		free(pieces);
+out_free_buf:
+		free(buf);
+		if (ret)
+			return ret;
+		pos = cend;
+	}
+	o->size = max_u64(o->size, end);
+	return 0;
+}
+
+/* Move inline data to extents if the object is about to outgrow inline_max. */
+static int leave_inline(struct actx *a, struct rs_onode *o, uint64_t new_end)
+{
+	uint8_t *data = o->inl;
+	uint64_t sz = o->size;
+	int ret = 0;
+
+	if (!is_inline(a->st, o) || new_end <= a->st->inline_max)
+		return 0;
+	o->inl = NULL;
+	o->inline_len = 0;
+	if (sz && data)
+		ret = write_extents(a, o, 0, data, sz);
+	free(data);
+	return ret;
+}
+
+static int grow_inline(struct rs_onode *o, uint64_t size)
+{
+	uint8_t *p;
+
+	if (size <= o->inline_len)
+		return 0;
+	p = realloc(o->inl, size);
+	if (!p)
+		return -ENOMEM;
+	memset(p + o->inline_len, 0, size - o->inline_len);
+	o->inl = p;
+	o->inline_len = (uint32_t)size;
+	return 0;
+}
+
+static int do_write(struct actx *a, struct rs_onode *o, uint64_t off, const uint8_t *data,
+		    uint64_t len)
+{
+	uint64_t end = off + len;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = leave_inline(a, o, end);
+	if (ret)
+		return ret;
+	if (is_inline(a->st, o) && end <= a->st->inline_max) {
+		ret = grow_inline(o, max_u64(o->size, end));
+		if (ret)
+			return ret;
+		if (data)
+			memcpy(o->inl + off, data, len);
+		else
+			memset(o->inl + off, 0, len);
+		o->size = max_u64(o->size, end);
+		PERF_ADD(a->st, inline_writes, 1);
+		return 0;
+	}
+	return write_extents(a, o, off, data, len);
+}
+
+static int do_zero(struct actx *a, struct rs_onode *o, uint64_t off, uint64_t len)
+{
+	uint64_t U = a->st->min_alloc, end = off + len, ha, tb;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = leave_inline(a, o, end);
+	if (ret)
+		return ret;
+	if (is_inline(a->st, o))
+		return do_write(a, o, off, NULL, len);
+	ha = round_up(off, U);
+	tb = round_down(end, U);
+	if (ha > tb) {
+		if (au_mapped(o, round_down(off, U)))
+			ret = write_extents(a, o, off, NULL, len);
+	} else {
+		if (off < ha && au_mapped(o, round_down(off, U)))
+			ret = write_extents(a, o, off, NULL, ha - off);
+		if (!ret && tb > ha)
+			ret = onode_punch(o, ha, tb, a->st->csum_block, &a->c->frees);
+		if (!ret && end > tb && au_mapped(o, tb))
+			ret = write_extents(a, o, tb, NULL, end - tb);
+	}
+	o->size = max_u64(o->size, end);
+	return ret;
+}
+
+static int do_truncate(struct actx *a, struct rs_onode *o, uint64_t ns)
+{
+	uint64_t U = a->st->min_alloc, nsu = round_up(ns, U);
+	int ret;
+
+	ret = leave_inline(a, o, ns);
+	if (ret)
+		return ret;
+	if (is_inline(a->st, o)) {
+		if (ns > o->size)
+			ret = grow_inline(o, ns);
+		o->size = ns;
+		return ret;
+	}
+	if (ns < o->size) {
+		if (o->n_ext) {
+			struct rs_extent *last = &o->ext[o->n_ext - 1];
+
+			ret = onode_punch(o, nsu, max_u64(nsu, last->lofs + last->len),
+					  a->st->csum_block, &a->c->frees);
+		}
+		if (!ret && ns % U && au_mapped(o, round_down(ns, U)))
+			ret = write_extents(a, o, ns, NULL, nsu - ns);
+	}
+	o->size = ns;
+	return ret;
+}
+
+/* Collect the keys under @prefix (through the batch), then call @fn on each. */
+struct keylist {
+	char **k;
+	size_t *len;
+	size_t n, cap;
+};
+
+static void keylist_free(struct keylist *kl)
+{
+	size_t i;
+
+	for (i = 0; i < kl->n; i++)
+		free(kl->k[i]);
+	free(kl->k);
+	free(kl->len);
+}
+
+static int collect_keys(struct actx *a, const struct rs_key *prefix, const void *from,
+			size_t flen, const void *to, size_t tlen, bool with_vals,
+			struct keylist *kl, struct keylist *vl)
+{
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(a->st->meta, a->wb, prefix->buf, prefix->len, &it);
+	if (ret)
+		return ret;
+	if (from)
+		meta_iter_seek(it, from, flen);
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t klen, sklen, vlen = 0;
+		const char *k = meta_iter_full_key(it, &klen);
+		const char *sk = meta_iter_key(it, &sklen);
+		const char *v = with_vals ? meta_iter_val(it, &vlen) : NULL;
+
+		if (to) {
+			int c = memcmp(sk, to, min_u64(sklen, tlen));
+
+			if (c > 0 || (c == 0 && sklen >= tlen))
+				break;
+		}
+		if (kl->n == kl->cap) {
+			size_t cap = kl->cap ? kl->cap * 2 : 16;
+
+			if (!(kl->k = realloc(kl->k, cap * sizeof(char *))) ||
+			    !(kl->len = realloc(kl->len, cap * sizeof(size_t)))) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (with_vals && (!(vl->k = realloc(vl->k, cap * sizeof(char *))) ||
+					  !(vl->len = realloc(vl->len, cap * sizeof(size_t))))) {
+				ret = -ENOMEM;
+				break;
+			}
+			kl->cap = cap;
+			if (with_vals)
+				vl->cap = cap;
+		}
+		kl->k[kl->n] = malloc(klen);
+		if (!kl->k[kl->n]) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(kl->k[kl->n], k, klen);
+		kl->len[kl->n++] = klen;
+		if (with_vals) {
+			vl->k[vl->n] = malloc(vlen ? vlen : 1);
+			if (!vl->k[vl->n]) {
+				ret = -ENOMEM;
+				break;
+			}
+			memcpy(vl->k[vl->n], v, vlen);
+			vl->len[vl->n++] = vlen;
+		}
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+static int delete_prefix(struct actx *a, char type, uint64_t nid)
+{
+	struct keylist kl = { 0 }, vl = { 0 };
+	struct rs_key p;
+	size_t i;
+	int ret;
+
+	key_nid_sub(&p, type, nid, NULL, 0);
+	ret = collect_keys(a, &p, NULL, 0, NULL, 0, false, &kl, &vl);
+	for (i = 0; !ret && i < kl.n; i++)
+		rocksdb_writebatch_wi_delete(a->wb, kl.k[i], kl.len[i]);
+	keylist_free(&kl);
+	return ret;
+}
+
+static int copy_prefix(struct actx *a, char type, uint64_t from, uint64_t to)
+{
+	struct keylist kl = { 0 }, vl = { 0 };
+	struct rs_key p, k;
+	size_t i;
+	int ret;
+
+	key_nid_sub(&p, type, from, NULL, 0);
+	ret = collect_keys(a, &p, NULL, 0, NULL, 0, true, &kl, &vl);
+	for (i = 0; !ret && i < kl.n; i++) {
+		key_nid_sub(&k, type, to, kl.k[i] + 9, kl.len[i] - 9);
+		rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, vl.k[i], vl.len[i]);
+	}
+	keylist_free(&kl);
+	keylist_free(&vl);
+	return ret;
+}
+
+static int remove_object(struct actx *a, const char *coll, const void *name, size_t nlen,
+			 struct rs_onode *o)
+{
+	struct rs_key k;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < o->n_ext; i++)
+		ret = pext_push(&a->c->frees, o->ext[i].pofs, o->ext[i].len);
+	if (!ret)
+		ret = delete_prefix(a, 'X', o->nid);
+	if (!ret)
+		ret = delete_prefix(a, 'M', o->nid);
+	if (ret)
+		return ret;
+	key_nid_sub(&k, 'H', o->nid, NULL, 0);
+	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	key_onode(&k, coll, name, nlen);
+	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	a->c->d_objects--;
+	return 0;
+}
+
+static void new_onode(struct actx *a, struct rs_onode *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nid = a->st->next_nid++;
+	a->c->d_objects++;
+}
+
+static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src)
+{
+	struct rs_onode dst;
+	uint8_t *buf = NULL;
+	uint32_t i;
+	int ret;
+
+	if (op->nlen == op->n2len && !memcmp(op->name, op->name2, op->nlen))
+		return 0;
+	ret = onode_load(a->st, a->wb, op->coll, op->name2, op->n2len, &dst);
+	if (!ret) {
+		ret = remove_object(a, op->coll, op->name2, op->n2len, &dst);
+		onode_free(&dst);
+		if (ret)
+			return ret;
+	} else if (ret != -ENOENT) {
+		return ret;
+	}
+	new_onode(a, &dst);
+	dst.alloc_hint = src->alloc_hint;
+	if (src->inline_len) {
+		ret = grow_inline(&dst, src->inline_len);
+		if (!ret)
+			memcpy(dst.inl, src->inl, src->inline_len);
+	}
+	for (i = 0; !ret && i < src->n_ext; i++) {
+		uint64_t pos = src->ext[i].lofs, end = pos + src->ext[i].len;
+
+		while (!ret && pos < end) {
+			uint64_t l = min_u64(end - pos, CHUNK);
+
+			free(buf);
+			buf = rs_alloc_aligned(l);
+			if (!buf) {
+				ret = -ENOMEM;
+				break;
+			}
+			ret = obj_read(a->st, src, pos, buf, l);
+			if (!ret)
+				ret = write_extents(a, &dst, pos, buf, l);
+			pos += l;
+		}
+	}
+	free(buf);
+	dst.size = src->size;
+	if (!ret)
+		ret = copy_prefix(a, 'X', src->nid, dst.nid);
+	if (!ret)
+		ret = copy_prefix(a, 'M', src->nid, dst.nid);
+	if (!ret)
+		ret = copy_prefix(a, 'H', src->nid, dst.nid);
+	if (!ret)
+		ret = store_onode(a, op->coll, op->name2, op->n2len, &dst);
+	onode_free(&dst);
+	return ret;
+}
+
+static int coll_op(struct actx *a, const struct rs_op *op)
+{
+	struct rs_key k;
+	struct rs_iter *it;
+	int ret = coll_check(a, op->coll);
+
+	if (op->type == OP_COLL_CREATE) {
+		struct rs_disk_coll c = { htole32(RS_COLL_VERSION), 0 };
+
+		if (!ret)
+			return -EEXIST;
+		if (ret != -ENOENT)
+			return ret;
+		key_coll(&k, op->coll);
+		rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, (const char *)&c, sizeof(c));
+		a->c->d_colls++;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	key_onode_prefix(&k, op->coll);
+	ret = meta_iter_new(a->st->meta, a->wb, k.buf, k.len, &it);
+	if (ret)
+		return ret;
+	if (meta_iter_valid(it))
+		ret = -ENOTEMPTY;
+	meta_iter_free(it);
+	if (ret)
+		return ret;
+	key_coll(&k, op->coll);
+	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	a->c->d_colls--;
+	return 0;
+}
+
+static bool op_creates(enum op_type t)
+{
+	return t == OP_TOUCH || t == OP_WRITE || t == OP_ZERO || t == OP_ALLOC_HINT;
+}
+
+static int apply_op(struct actx *a, const struct rs_op *op)
+{
+	struct rs_onode o;
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	bool dirty = true;
+	int ret;
+
+	if (op->type == OP_COLL_CREATE || op->type == OP_COLL_REMOVE)
+		return coll_op(a, op);
+	ret = coll_check(a, op->coll);
+	if (ret)
+		return ret;
+	ret = onode_load(a->st, a->wb, op->coll, op->name, op->nlen, &o);
+	if (ret == -ENOENT && op_creates(op->type))
+		new_onode(a, &o);
+	else if (ret)
+		return ret;
+
+	switch (op->type) {
+	case OP_TOUCH:
+		break;
+	case OP_WRITE:
+		ret = do_write(a, &o, op->off, op->data, op->len);
+		break;
+	case OP_ZERO:
+		ret = do_zero(a, &o, op->off, op->len);
+		break;
+	case OP_TRUNCATE:
+		ret = do_truncate(a, &o, op->off);
+		break;
+	case OP_ALLOC_HINT:
+		o.alloc_hint = op->len;
+		break;
+	case OP_REMOVE:
+		ret = remove_object(a, op->coll, op->name, op->nlen, &o);
+		dirty = false;
+		break;
+	case OP_CLONE:
+		ret = do_clone(a, op, &o);
+		dirty = false;
+		break;
+	case OP_SETATTR:
+	case OP_RMATTR:
+		key_nid_sub(&k, 'X', o.nid, op->key, op->klen);
+		dirty = false;
+		if (op->type == OP_SETATTR) {
+			rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, op->data, op->dlen);
+			break;
+		}
+		ret = meta_get(a->st->meta, a->wb, &k, &v, &vl);
+		if (ret == -ENOENT)
+			ret = -ENODATA;
+		if (ret)
+			break;
+		rocksdb_free(v);
+		rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+		break;
+	case OP_OMAP_SET:
+		key_nid_sub(&k, 'M', o.nid, op->key, op->klen);
+		rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, op->data, op->dlen);
+		dirty = false;
+		break;
+	case OP_OMAP_RM:
+		key_nid_sub(&k, 'M', o.nid, op->key, op->klen);
+		rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+		dirty = false;
+		break;
+	case OP_OMAP_RMRANGE: {
+		struct keylist kl = { 0 }, unused = { 0 };
+		size_t i;
+
+		key_nid_sub(&k, 'M', o.nid, NULL, 0);
+		ret = collect_keys(a, &k, op->key, op->klen, op->key2, op->k2len, false, &kl,
+				   &unused);
+		for (i = 0; !ret && i < kl.n; i++)
+			rocksdb_writebatch_wi_delete(a->wb, kl.k[i], kl.len[i]);
+		keylist_free(&kl);
+		dirty = false;
+		break;
+	}
+	case OP_OMAP_SETHEADER:
+		key_nid_sub(&k, 'H', o.nid, NULL, 0);
+		rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, op->data, op->dlen);
+		dirty = false;
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	if (!ret && dirty)
+		ret = store_onode(a, op->coll, op->name, op->nlen, &o);
+	onode_free(&o);
+	return ret;
+}
+
+int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx)
+{
+	struct actx a = { st, ctx, st->wb };
+	unsigned int i;
+	int ret;
+
+	t->failed_op = -1;
+	for (i = 0; i < t->n; i++) {
+		ret = apply_op(&a, &t->ops[i]);
+		if (ret) {
+			t->failed_op = (int)i;
+			return ret;
+		}
+	}
+	return 0;
+}

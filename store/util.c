@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/* util.c: logging, per-thread error messages, crc32c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <isa-l.h>
+
+#include "internal.h"
+#include "util.h"
+
+static __thread char last_err[512];
+
+void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap)
+{
+	char msg[600];
+	int max = st ? st->opts.log_level : RAWSTORE_LOG_WARNING;
+
+	if (level > max)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (st && st->opts.log_fn) {
+		st->opts.log_fn(st->opts.log_arg, level, msg);
+		return;
+	}
+	fprintf(stderr, "rawstore: %s\n", msg);
+}
+
+void rs_log(struct rawstore *st, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rs_vlog(st, level, fmt, ap);
+	va_end(ap);
+}
+
+int rs_err(struct rawstore *st, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_err, sizeof(last_err), fmt, ap);
+	va_end(ap);
+	rs_log(st, RAWSTORE_LOG_ERR, "%s (%s)", last_err, rawstore_strerror(err));
+	return err;
+}
+
+void rs_clear_err(void)
+{
+	last_err[0] = 0;
+}
+
+const char *rawstore_errmsg(void)
+{
+	return last_err;
+}
+
+uint32_t rs_crc32c(const void *buf, size_t len)
+{
+	return ~crc32_iscsi((unsigned char *)buf, (int)len, 0xffffffffU);
+}
+
+void *rs_alloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len ? len : 4096))
+		return NULL;
+	return p;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* util.h: logging, error messages, units and byte-order helpers. */
+#ifndef RAWSTORE_UTIL_H
+#define RAWSTORE_UTIL_H
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rawstore/store.h"
+
+struct rawstore;
+
+/* Log through the store's log function (@st may be NULL: stderr). */
+void rs_log(struct rawstore *st, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record the thread's last error message, log it, and return @err. */
+int rs_err(struct rawstore *st, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void rs_clear_err(void);
+
+/* Units: all offsets/lengths are bytes; these round to a power of two @a. */
+static inline uint64_t round_down(uint64_t x, uint64_t a)
+{
+	return x & ~(a - 1);
+}
+
+static inline uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static inline bool is_aligned(uint64_t x, uint64_t a)
+{
+	return (x & (a - 1)) == 0;
+}
+
+static inline bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline void put_be16(void *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void put_be64(void *p, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(p, &v, 8);
+}
+
+static inline uint64_t get_be64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+static inline void put_le32(void *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void put_le64(void *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static inline uint32_t get_le32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static inline uint64_t get_le64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+/* crc32c (Castagnoli) of @len bytes, standard parameters. */
+uint32_t rs_crc32c(const void *buf, size_t len);
+
+/* Aligned (4096) allocation for O_DIRECT buffers; NULL on failure. */
+void *rs_alloc_aligned(size_t len);
+
+#endif /* RAWSTORE_UTIL_H */
