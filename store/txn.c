@@ -764,6 +764,7 @@ static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src
 	} else if (ret != -ENOENT) {
 		return ret;
 	}
+	ret = 0;
 	new_onode(a, &dst);
 	dst.alloc_hint = src->alloc_hint;
 	if (src->inline_len) {
@@ -858,10 +859,12 @@ static int apply_op(struct actx *a, const struct rs_op *op)
 	if (ret)
 		return ret;
 	ret = onode_load(a->st, a->wb, op->coll, op->name, op->nlen, &o);
-	if (ret == -ENOENT && op_creates(op->type))
+	if (ret == -ENOENT && op_creates(op->type)) {
 		new_onode(a, &o);
-	else if (ret)
+		ret = 0;
+	} else if (ret) {
 		return ret;
+	}
 
 	switch (op->type) {
 	case OP_TOUCH:

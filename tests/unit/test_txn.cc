@@ -1,0 +1,422 @@
+// Checks every transaction op, reads of holes/partial blocks/past EOF,
+// unaligned writes, large objects, a full device, atomicity of failed
+// transactions, async submit, names and listing, and perf counters.
+#include <atomic>
+#include <map>
+
+#include "helpers.h"
+
+static int collect_names(void *arg, const void *name, size_t len)
+{
+	auto v = static_cast<std::vector<std::string> *>(arg);
+	v->emplace_back(static_cast<const char *>(name), len);
+	return 0;
+}
+
+static int collect_kv(void *arg, const void *k, size_t kl, const void *v, size_t vl)
+{
+	auto m = static_cast<std::map<std::string, std::string> *>(arg);
+	(*m)[std::string(static_cast<const char *>(k), kl)] =
+		std::string(static_cast<const char *>(v), vl);
+	return 0;
+}
+
+TEST_F(StoreTest, EveryOp)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	EXPECT_EQ(MkColl("c"), -EEXIST);
+	struct rawstore_txn *t = T();
+	ASSERT_EQ(rawstore_txn_touch(t, "c", "a", 1), 0);
+	std::string d = pattern(20000, 2);
+	ASSERT_EQ(rawstore_txn_write(t, "c", "a", 1, 0, d.data(), d.size()), 0);
+	ASSERT_EQ(rawstore_txn_setattr(t, "c", "a", 1, "x", "vx", 2), 0);
+	ASSERT_EQ(rawstore_txn_setattr(t, "c", "a", 1, "y", "vy", 2), 0);
+	ASSERT_EQ(rawstore_txn_rmattr(t, "c", "a", 1, "y"), 0);
+	for (char k = 'a'; k <= 'f'; k++)
+		ASSERT_EQ(rawstore_txn_omap_set(t, "c", "a", 1, &k, 1, &k, 1), 0);
+	ASSERT_EQ(rawstore_txn_omap_rm(t, "c", "a", 1, "a", 1), 0);
+	ASSERT_EQ(rawstore_txn_omap_rmrange(t, "c", "a", 1, "c", 1, "e", 1), 0);
+	ASSERT_EQ(rawstore_txn_omap_setheader(t, "c", "a", 1, "hdr", 3), 0);
+	ASSERT_EQ(rawstore_txn_alloc_hint(t, "c", "a", 1, 1 << 20), 0);
+	ASSERT_EQ(rawstore_txn_count(t), 15u);
+	ASSERT_EQ(Submit(t), 0);
+
+	char buf[16];
+	EXPECT_EQ(rawstore_getattr(st, "c", "a", 1, "x", buf, sizeof(buf)), 2);
+	EXPECT_EQ(std::string(buf, 2), "vx");
+	EXPECT_EQ(rawstore_getattr(st, "c", "a", 1, "y", buf, sizeof(buf)), -ENODATA);
+	std::map<std::string, std::string> om;
+	EXPECT_EQ(rawstore_omap_iterate(st, "c", "a", 1, nullptr, 0, collect_kv, &om), 3);
+	EXPECT_EQ(om, (std::map<std::string, std::string>{ { "b", "b" }, { "e", "e" },
+							   { "f", "f" } }));
+	EXPECT_EQ(rawstore_omap_get_header(st, "c", "a", 1, buf, sizeof(buf)), 3);
+	EXPECT_EQ(rawstore_omap_get(st, "c", "a", 1, "e", 1, buf, sizeof(buf)), 1);
+	EXPECT_EQ(rawstore_omap_get(st, "c", "a", 1, "a", 1, buf, sizeof(buf)), -ENODATA);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "a", 1, &s), 0);
+	EXPECT_EQ(s.size, 20000u);
+	EXPECT_EQ(s.alloc_hint, 1u << 20);
+	EXPECT_EQ(s.allocated, 20480u);
+
+	/* clone copies data, attrs, omap and header */
+	t = T();
+	ASSERT_EQ(rawstore_txn_clone(t, "c", "a", 1, "b", 1), 0);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "b", 0, 30000), d);
+	EXPECT_EQ(rawstore_getattr(st, "c", "b", 1, "x", buf, sizeof(buf)), 2);
+	om.clear();
+	EXPECT_EQ(rawstore_omap_iterate(st, "c", "b", 1, nullptr, 0, collect_kv, &om), 3);
+	EXPECT_EQ(rawstore_omap_get_header(st, "c", "b", 1, buf, sizeof(buf)), 3);
+
+	/* truncate down, zero a middle range, truncate up */
+	t = T();
+	ASSERT_EQ(rawstore_txn_truncate(t, "c", "a", 1, 10000), 0);
+	ASSERT_EQ(rawstore_txn_zero(t, "c", "a", 1, 100, 5000), 0);
+	ASSERT_EQ(rawstore_txn_truncate(t, "c", "a", 1, 30000), 0);
+	ASSERT_EQ(Submit(t), 0);
+	std::string m = d.substr(0, 10000);
+	m.replace(100, 5000, std::string(5000, 0));
+	m.resize(30000, 0);
+	EXPECT_EQ(Read("c", "a", 0, 40000), m);
+	EXPECT_EQ(Read("c", "b", 0, 30000), d); /* the clone is independent */
+
+	/* remove; collection remove only when empty */
+	t = T();
+	ASSERT_EQ(rawstore_txn_coll_remove(t, "c"), 0);
+	EXPECT_EQ(Submit(t), -ENOTEMPTY);
+	t = T();
+	rawstore_txn_remove(t, "c", "a", 1);
+	rawstore_txn_remove(t, "c", "b", 1);
+	rawstore_txn_coll_remove(t, "c");
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(rawstore_stat(st, "c", "a", 1, &s), -ENOENT);
+	EXPECT_EQ(rawstore_coll_exists(st, "c"), 0);
+	auto f = Statfs();
+	EXPECT_EQ(f.objects, 0u);
+	EXPECT_EQ(f.allocated, 0u);
+	EXPECT_EQ(f.collections, 0u);
+	ExpectClean();
+}
+
+TEST_F(StoreTest, MissingThingsAreErrors)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_touch(t, "nope", "a", 1);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	t = T();
+	rawstore_txn_truncate(t, "c", "a", 1, 5);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	t = T();
+	rawstore_txn_remove(t, "c", "a", 1);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	t = T();
+	rawstore_txn_setattr(t, "c", "a", 1, "k", "v", 1);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	t = T();
+	rawstore_txn_touch(t, "c", "a", 1);
+	rawstore_txn_rmattr(t, "c", "a", 1, "k");
+	EXPECT_EQ(rawstore_submit(st, t), -ENODATA);
+	EXPECT_EQ(rawstore_txn_failed_op(t), 1);
+	rawstore_txn_free(t);
+	t = T();
+	rawstore_txn_clone(t, "c", "a", 1, "b", 1);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	t = T();
+	rawstore_txn_coll_remove(t, "zz");
+	EXPECT_EQ(Submit(t), -ENOENT);
+	EXPECT_EQ(Statfs().objects, 0u);
+	ssize_t r;
+	Read("c", "a", 0, 1, &r);
+	EXPECT_EQ(r, -ENOENT);
+}
+
+TEST_F(StoreTest, BuilderRejectsBadArguments)
+{
+	struct rawstore_txn *t = T();
+	char big[RAWSTORE_NAME_MAX + 1] = { 0 };
+	EXPECT_EQ(rawstore_txn_touch(t, "c", "", 0), -EINVAL);
+	EXPECT_EQ(rawstore_txn_touch(t, "c", big, sizeof(big)), -EINVAL);
+	EXPECT_EQ(rawstore_txn_touch(t, "", "a", 1), -EINVAL);
+	EXPECT_EQ(rawstore_txn_zero(t, "c", "a", 1, UINT64_MAX - 1, 10), -EINVAL);
+	EXPECT_EQ(rawstore_txn_zero(t, "c", "a", 1, RAWSTORE_OBJECT_MAX, 1), -EFBIG);
+	EXPECT_EQ(rawstore_txn_write(t, "c", "a", 1, 0, nullptr, 5), -EINVAL);
+	EXPECT_EQ(rawstore_txn_count(t), 0u);
+	rawstore_txn_free(t);
+}
+
+TEST_F(StoreTest, HolesAndPastEof)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(3000, 3);
+	ASSERT_EQ(Write("c", "h", 1 << 20, d), 0);
+	EXPECT_EQ(Size("c", "h"), (1u << 20) + 3000);
+	EXPECT_EQ(Read("c", "h", 0, 1 << 20), std::string(1 << 20, 0));
+	EXPECT_EQ(Read("c", "h", (1 << 20) - 10, 20), std::string(10, 0) + d.substr(0, 10));
+	EXPECT_EQ(Read("c", "h", (1 << 20) + 2990, 100), d.substr(2990));
+	ssize_t r;
+	Read("c", "h", (1 << 20) + 3000, 10, &r);
+	EXPECT_EQ(r, 0);
+	Read("c", "h", 1ULL << 40, 10, &r);
+	EXPECT_EQ(r, 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "h", 1, &s), 0);
+	EXPECT_EQ(s.allocated, 4096u);
+	/* truncate up past an unaligned end: the gap reads as zeros */
+	struct rawstore_txn *t = T();
+	rawstore_txn_truncate(t, "c", "h", 1, (1 << 20) + 100);
+	rawstore_txn_truncate(t, "c", "h", 1, (1 << 20) + 8000);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "h", 1 << 20, 8000), d.substr(0, 100) + std::string(7900, 0));
+	ExpectClean();
+}
+
+TEST_F(StoreTest, UnalignedOverwritesMatchModel)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string m = pattern(50000, 4);
+	ASSERT_EQ(Write("c", "u", 0, m), 0);
+	struct { uint64_t off; size_t len; } cases[] = {
+		{ 1, 1 }, { 4095, 2 }, { 4096, 4096 }, { 5000, 10000 }, { 49990, 100 },
+		{ 0, 7 }, { 12287, 4098 }, { 60000, 5 },
+	};
+	unsigned seed = 10;
+	for (auto &c : cases) {
+		std::string d = pattern(c.len, seed++);
+		ASSERT_EQ(Write("c", "u", c.off, d), 0);
+		if (m.size() < c.off + c.len)
+			m.resize(c.off + c.len, 0);
+		m.replace(c.off, c.len, d);
+		EXPECT_EQ(Read("c", "u", 0, 100000), m);
+	}
+	Reopen();
+	EXPECT_EQ(Read("c", "u", 0, 100000), m);
+	ExpectClean();
+}
+
+TEST_F(StoreTest, InlineObjectsGrowOutOfRocksDB)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string m = pattern(1000, 5);
+	ASSERT_EQ(Write("c", "i", 0, m), 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "i", 1, &s), 0);
+	EXPECT_EQ(s.is_inline, 1);
+	EXPECT_EQ(s.allocated, 0u);
+	std::string d = pattern(6000, 6);
+	ASSERT_EQ(Write("c", "i", 500, d), 0);
+	m.resize(500);
+	m += d;
+	ASSERT_EQ(rawstore_stat(st, "c", "i", 1, &s), 0);
+	EXPECT_EQ(s.is_inline, 0);
+	EXPECT_EQ(s.allocated, 8192u);
+	EXPECT_EQ(Read("c", "i", 0, 10000), m);
+	Reopen();
+	EXPECT_EQ(Read("c", "i", 0, 10000), m);
+	ExpectClean();
+}
+
+TEST_F(StoreTest, LargeFragmentedObject)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	/* fragment free space: 64 KiB objects, remove every other one */
+	for (int i = 0; i < 200; i++)
+		ASSERT_EQ(Write("c", "f" + std::to_string(i), 0, pattern(65536, i)), 0);
+	struct rawstore_txn *t = T();
+	for (int i = 0; i < 200; i += 2) {
+		std::string n = "f" + std::to_string(i);
+		rawstore_txn_remove(t, "c", n.data(), n.size());
+	}
+	ASSERT_EQ(Submit(t), 0);
+	uint64_t big = Statfs().free - (1 << 20);
+	std::string d = pattern(big, 99);
+	ASSERT_EQ(Write("c", "big", 0, d), 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "big", 3, &s), 0);
+	EXPECT_GT(s.extents, 1u);
+	EXPECT_EQ(s.allocated, big);
+	EXPECT_EQ(Read("c", "big", 0, big + 10), d);
+	for (int i = 1; i < 200; i += 2)
+		ASSERT_EQ(Read("c", "f" + std::to_string(i), 0, 65536), pattern(65536, i));
+	Reopen();
+	EXPECT_EQ(Read("c", "big", 0, big + 10), d);
+	ExpectClean();
+}
+
+TEST_F(StoreTest, FullDeviceIsEnospcAndStoreStaysUsable)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	int i, ret = 0;
+	for (i = 0; i < 1000 && !ret; i++)
+		ret = Write("c", "o" + std::to_string(i), 0, pattern(1 << 20, i));
+	ASSERT_EQ(ret, -ENOSPC);
+	int last = i - 1; /* failed */
+	auto before = Statfs();
+	/* a transaction that would need more space than is free fails whole */
+	struct rawstore_txn *t = T();
+	std::string small = pattern(8192, 7);
+	rawstore_txn_write(t, "c", "s", 1, 0, small.data(), small.size());
+	std::string huge(before.free + 4096, 'x');
+	rawstore_txn_write(t, "c", "h", 1, 0, huge.data(), huge.size());
+	EXPECT_EQ(Submit(t), -ENOSPC);
+	auto after = Statfs();
+	EXPECT_EQ(after.free, before.free);
+	EXPECT_EQ(after.objects, before.objects);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "s", 1, &s), -ENOENT);
+	std::string n = "o" + std::to_string(last);
+	EXPECT_EQ(rawstore_stat(st, "c", n.data(), n.size(), &s), -ENOENT);
+	for (int j = 0; j < last; j++)
+		ASSERT_EQ(Read("c", "o" + std::to_string(j), 0, 1 << 20), pattern(1 << 20, j));
+	/* overwriting needs new space too; free some and the store works again */
+	t = T();
+	rawstore_txn_remove(t, "c", "o0", 2);
+	ASSERT_EQ(Submit(t), 0);
+	ASSERT_EQ(Write("c", "again", 0, pattern(1 << 20, 1234)), 0);
+	EXPECT_EQ(Read("c", "again", 0, 1 << 20), pattern(1 << 20, 1234));
+	ExpectClean(false);
+}
+
+TEST_F(StoreTest, FailedTransactionLeavesNoTrace)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(10000, 8);
+	ASSERT_EQ(Write("c", "a", 0, d), 0);
+	auto before = Statfs();
+	struct rawstore_txn *t = T();
+	std::string e = pattern(70000, 9);
+	rawstore_txn_write(t, "c", "a", 1, 5, e.data(), e.size());
+	rawstore_txn_write(t, "c", "new", 3, 0, e.data(), e.size());
+	rawstore_txn_setattr(t, "c", "a", 1, "k", "v", 1);
+	rawstore_txn_truncate(t, "c", "missing", 7, 1);
+	EXPECT_EQ(rawstore_submit(st, t), -ENOENT);
+	EXPECT_EQ(rawstore_txn_failed_op(t), 3);
+	rawstore_txn_free(t);
+	auto after = Statfs();
+	EXPECT_EQ(after.free, before.free);
+	EXPECT_EQ(after.objects, before.objects);
+	EXPECT_EQ(Read("c", "a", 0, 100000), d);
+	char buf[4];
+	EXPECT_EQ(rawstore_getattr(st, "c", "a", 1, "k", buf, 4), -ENODATA);
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.txns_failed, 1u);
+	ExpectClean();
+}
+
+struct AsyncState {
+	std::atomic<int> done{ 0 }, errors{ 0 };
+};
+
+static void async_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto s = static_cast<AsyncState *>(arg);
+	if (result)
+		s->errors++;
+	rawstore_txn_free(t);
+	s->done++;
+}
+
+TEST_F(StoreTest, AsyncTransactionsInFlightTogether)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	AsyncState s;
+	const int n = 200;
+	struct rawstore_perf p0, p1;
+	p0.struct_size = p1.struct_size = sizeof(p0);
+	ASSERT_EQ(rawstore_perf_get(st, &p0), 0);
+	for (int i = 0; i < n; i++) {
+		struct rawstore_txn *t = T();
+		std::string name = "a" + std::to_string(i), d = pattern(8192, i);
+		rawstore_txn_write(t, "c", name.data(), name.size(), 0, d.data(), d.size());
+		ASSERT_EQ(rawstore_submit_async(st, t, async_cb, &s), 0);
+	}
+	while (s.done < n)
+		usleep(1000);
+	EXPECT_EQ(s.errors, 0);
+	ASSERT_EQ(rawstore_perf_get(st, &p1), 0);
+	EXPECT_EQ(p1.txns_committed - p0.txns_committed, (uint64_t)n);
+	EXPECT_LE(p1.commit_groups - p0.commit_groups, (uint64_t)n);
+	EXPECT_EQ(p1.db_syncs - p0.db_syncs, p1.commit_groups - p0.commit_groups);
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(Read("c", "a" + std::to_string(i), 0, 9000), pattern(8192, i));
+	/* resubmitting a transaction that is in flight is refused */
+	struct rawstore_txn *t = T();
+	rawstore_txn_touch(t, "c", "x", 1);
+	std::atomic<int> unused{ 0 };
+	(void)unused;
+	AsyncState s2;
+	ASSERT_EQ(rawstore_submit_async(st, t, async_cb, &s2), 0);
+	while (s2.done < 1)
+		usleep(1000);
+}
+
+TEST_F(StoreTest, FlushesAndSyncsPerTransaction)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	struct rawstore_perf a, b;
+	a.struct_size = b.struct_size = sizeof(a);
+	ASSERT_EQ(rawstore_perf_get(st, &a), 0);
+	ASSERT_EQ(Write("c", "big", 0, pattern(65536, 1)), 0);
+	ASSERT_EQ(rawstore_perf_get(st, &b), 0);
+	EXPECT_LE(b.dev_flushes + b.dev_flushes_skipped - a.dev_flushes - a.dev_flushes_skipped,
+		  2u);
+	EXPECT_GE(b.dev_flushes + b.dev_flushes_skipped - a.dev_flushes - a.dev_flushes_skipped,
+		  1u);
+	EXPECT_EQ(b.db_syncs - a.db_syncs, 1u);
+	a = b;
+	ASSERT_EQ(Write("c", "small", 0, pattern(512, 1)), 0);
+	ASSERT_EQ(rawstore_perf_get(st, &b), 0);
+	EXPECT_EQ(b.dev_flushes - a.dev_flushes, 0u);
+	EXPECT_EQ(b.db_syncs - a.db_syncs, 1u);
+	EXPECT_EQ(b.inline_writes - a.inline_writes, 1u);
+}
+
+TEST_F(StoreTest, NamesAreBytesAndListInOrder)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(MkColl("d"), 0);
+	std::vector<std::string> names = { std::string("a\0b", 3), "b", std::string(1, '\xff'),
+					   std::string("a", 1), "zz", std::string(2048, 'q') };
+	for (auto &n : names)
+		ASSERT_EQ(Write("c", n, 0, "x"), 0);
+	ASSERT_EQ(Write("d", "other", 0, "x"), 0);
+	std::vector<std::string> got, want = names;
+	std::sort(want.begin(), want.end());
+	EXPECT_EQ(rawstore_list(st, "c", nullptr, 0, 0, collect_names, &got), 6);
+	EXPECT_EQ(got, want);
+	got.clear();
+	EXPECT_EQ(rawstore_list(st, "c", "b", 1, 2, collect_names, &got), 2);
+	EXPECT_EQ(got, std::vector<std::string>(want.begin() + 2, want.begin() + 4));
+	EXPECT_EQ(rawstore_list(st, "nope", nullptr, 0, 0, collect_names, &got), -ENOENT);
+	got.clear();
+	EXPECT_EQ(rawstore_coll_list(st, collect_names, &got), 2);
+	EXPECT_EQ(got, (std::vector<std::string>{ "c", "d" }));
+}
+
+TEST_F(StoreTest, ReclaimPunchesFreedRanges)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "a", 0, pattern(1 << 20, 1)), 0);
+	EXPECT_EQ(Statfs().unpunched, 0u);
+	ASSERT_EQ(Write("c", "a", 0, pattern(1 << 20, 2)), 0);
+	EXPECT_EQ(Statfs().unpunched, 1u << 20);
+	Reopen();
+	EXPECT_EQ(Statfs().unpunched, 1u << 20);
+	ASSERT_EQ(rawstore_reclaim(st), 0);
+	EXPECT_EQ(Statfs().unpunched, 0u);
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.bytes_punched, 1u << 20);
+	EXPECT_EQ(Read("c", "a", 0, 1 << 20), pattern(1 << 20, 2));
+	Reopen();
+	EXPECT_EQ(Statfs().unpunched, 0u);
+	ExpectClean();
+}
