@@ -1,0 +1,166 @@
+// Checks the extent set and allocator: merging, removal across extents,
+// contiguity with a hint, best fit, split allocations, -ENOSPC with nothing
+// taken, and that the observer sees the merged representation.
+#include <map>
+
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "alloc.h"
+}
+
+struct Mirror {
+	std::map<uint64_t, uint64_t> m;
+};
+
+static void m_put(void *a, uint64_t off, uint64_t len)
+{
+	static_cast<Mirror *>(a)->m[off] = len;
+}
+
+static void m_del(void *a, uint64_t off)
+{
+	static_cast<Mirror *>(a)->m.erase(off);
+}
+
+static int to_map(void *a, uint64_t off, uint64_t len)
+{
+	(*static_cast<std::map<uint64_t, uint64_t> *>(a))[off] = len;
+	return 0;
+}
+
+class AllocTest : public ::testing::Test {
+protected:
+	struct extset s;
+	Mirror mir;
+	struct extset_observer obs = { m_put, m_del, &mir };
+	void SetUp() override
+	{
+		extset_init(&s, true);
+		s.obs = &obs;
+	}
+	void TearDown() override { extset_destroy(&s); }
+	std::map<uint64_t, uint64_t> Contents()
+	{
+		std::map<uint64_t, uint64_t> m;
+		extset_walk(&s, to_map, &m);
+		EXPECT_EQ(m, mir.m);
+		return m;
+	}
+};
+
+TEST_F(AllocTest, InsertMergesNeighbours)
+{
+	ASSERT_EQ(extset_insert(&s, 0, 10), 0);
+	ASSERT_EQ(extset_insert(&s, 20, 10), 0);
+	ASSERT_EQ(extset_insert(&s, 10, 10), 0);
+	EXPECT_EQ(Contents(), (std::map<uint64_t, uint64_t>{ { 0, 30 } }));
+	EXPECT_EQ(extset_insert(&s, 5, 1), -EEXIST);
+	EXPECT_EQ(extset_insert(&s, 29, 5), -EEXIST);
+	EXPECT_EQ(s.total, 30u);
+	EXPECT_EQ(s.count, 1u);
+}
+
+TEST_F(AllocTest, RemoveAcrossExtents)
+{
+	extset_insert(&s, 0, 100);
+	extset_insert(&s, 200, 100);
+	EXPECT_EQ(extset_remove(&s, 50, 200), 100u);
+	EXPECT_EQ(Contents(), (std::map<uint64_t, uint64_t>{ { 0, 50 }, { 250, 50 } }));
+	EXPECT_EQ(extset_remove(&s, 10, 10), 10u);
+	EXPECT_EQ(Contents(),
+		  (std::map<uint64_t, uint64_t>{ { 0, 10 }, { 20, 30 }, { 250, 50 } }));
+	EXPECT_EQ(extset_overlap(&s, 0, 300), 90u);
+}
+
+TEST_F(AllocTest, AllocationPolicy)
+{
+	extset_insert(&s, 0, 4096);
+	extset_insert(&s, 8192, 4 * 4096);
+	extset_insert(&s, 65536, 64 * 4096);
+	struct pext *p;
+	/* best fit: the 4 KiB hole */
+	ASSERT_EQ(extset_alloc(&s, 4096, 0, 0, &p), 1);
+	EXPECT_EQ(p[0].off, 0u);
+	free(p);
+	/* contiguity: hint wins over best fit */
+	ASSERT_EQ(extset_alloc(&s, 4096, 65536 + 8192, 0, &p), 1);
+	EXPECT_EQ(p[0].off, 65536u + 8192);
+	free(p);
+	/* room for an expected size */
+	ASSERT_EQ(extset_alloc(&s, 4096, 0, 40 * 4096, &p), 1);
+	EXPECT_GE(p[0].off, 65536u);
+	free(p);
+	/* too big for any extent: split over the largest ones */
+	uint64_t total = s.total;
+	int n = extset_alloc(&s, total, 0, 0, &p);
+	ASSERT_GT(n, 1);
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += p[i].len;
+	EXPECT_EQ(sum, total);
+	free(p);
+	EXPECT_EQ(s.total, 0u);
+	EXPECT_EQ(extset_alloc(&s, 4096, 0, 0, &p), -ENOSPC);
+	EXPECT_TRUE(Contents().empty());
+}
+
+TEST_F(AllocTest, EnospcTakesNothing)
+{
+	extset_insert(&s, 0, 4096);
+	extset_insert(&s, 8192, 4096);
+	struct pext *p;
+	EXPECT_EQ(extset_alloc(&s, 3 * 4096, 0, 0, &p), -ENOSPC);
+	EXPECT_EQ(s.total, 8192u);
+	EXPECT_EQ(Contents().size(), 2u);
+}
+
+TEST_F(AllocTest, RandomAgainstModel)
+{
+	/* free/alloc at random; the set must equal a byte-level model */
+	const uint64_t U = 4096, N = 512;
+	std::vector<bool> isfree(N, true);
+	extset_insert(&s, 0, N * U);
+	uint32_t x = 12345;
+	auto rnd = [&]() { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x; };
+	std::vector<std::pair<uint64_t, uint64_t>> held;
+	for (int i = 0; i < 5000; i++) {
+		if (held.empty() || rnd() % 2) {
+			struct pext *p;
+			uint64_t len = (rnd() % 8 + 1) * U;
+			int n = extset_alloc(&s, len, 0, 0, &p);
+			if (n == -ENOSPC)
+				continue;
+			ASSERT_GT(n, 0);
+			for (int j = 0; j < n; j++) {
+				for (uint64_t b = p[j].off / U; b < (p[j].off + p[j].len) / U; b++) {
+					ASSERT_TRUE(isfree[b]);
+					isfree[b] = false;
+				}
+				held.push_back({ p[j].off, p[j].len });
+			}
+			free(p);
+		} else {
+			size_t k = rnd() % held.size();
+			auto h = held[k];
+			held.erase(held.begin() + (long)k);
+			ASSERT_EQ(extset_insert(&s, h.first, h.second), 0);
+			for (uint64_t b = h.first / U; b < (h.first + h.second) / U; b++)
+				isfree[b] = true;
+		}
+	}
+	uint64_t nfree = 0;
+	for (bool b : isfree)
+		nfree += b;
+	EXPECT_EQ(s.total, nfree * U);
+	auto m = Contents();
+	uint64_t prev_end = UINT64_MAX;
+	for (auto &e : m) {
+		EXPECT_NE(e.first, prev_end); /* merged */
+		for (uint64_t b = e.first / U; b < (e.first + e.second) / U; b++)
+			EXPECT_TRUE(isfree[b]);
+		prev_end = e.first + e.second;
+	}
+	EXPECT_GE(extset_frag_score(&s), 0.0);
+	EXPECT_LE(extset_frag_score(&s), 1.0);
+}

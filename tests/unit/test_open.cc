@@ -1,0 +1,219 @@
+// Checks every rejection case of mkfs and open: foreign, corrupt and newer
+// superblocks, a shrunken device, mismatched metadata, a second opener,
+// missing pieces, bad options; and that nothing is lost by a rejection.
+#include <isa-l.h>
+
+#include "helpers.h"
+
+extern "C" {
+#include "ondisk.h"
+}
+
+static void rw_super(const std::string &dev, uint64_t off, struct rs_disk_super *sb, bool write)
+{
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	if (write)
+		ASSERT_EQ(pwrite(fd, sb, sizeof(*sb), (off_t)off), (ssize_t)sizeof(*sb));
+	else
+		ASSERT_EQ(pread(fd, sb, sizeof(*sb), (off_t)off), (ssize_t)sizeof(*sb));
+	close(fd);
+}
+
+static void reseal(struct rs_disk_super *sb)
+{
+	sb->crc = htole32(~crc32_iscsi((unsigned char *)sb, offsetof(struct rs_disk_super, crc),
+				       0xffffffffu));
+}
+
+class OpenTest : public StoreTest {
+protected:
+	void Closed()
+	{
+		ASSERT_EQ(MkColl("keep"), 0);
+		ASSERT_EQ(Write("keep", "obj", 0, pattern(10000, 1)), 0);
+		ASSERT_EQ(rawstore_close(st), 0);
+		st = nullptr;
+	}
+	void StillIntact()
+	{
+		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+		EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
+	}
+};
+
+TEST_F(OpenTest, SecondOpenerIsBusy)
+{
+	struct rawstore *st2 = nullptr;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st2), -EBUSY);
+	EXPECT_EQ(st2, nullptr);
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), (tmp.path + "/m2").c_str(), nullptr), -EBUSY);
+}
+
+TEST_F(OpenTest, ForeignDevice)
+{
+	Closed();
+	std::string other = tmp.path + "/foreign";
+	ASSERT_EQ(make_file(other, 64 << 20), 0);
+	int fd = open(other.c_str(), O_RDWR);
+	std::string junk = pattern(1 << 20, 5);
+	ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 0), (ssize_t)junk.size());
+	close(fd);
+	EXPECT_EQ(rawstore_open(other.c_str(), meta.c_str(), nullptr, &st), -EMEDIUMTYPE);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("no rawstore superblock"), std::string::npos);
+	StillIntact();
+}
+
+TEST_F(OpenTest, CorruptPrimaryUsesBackup)
+{
+	Closed();
+	struct rs_disk_super sb;
+	rw_super(dev, 0, &sb, false);
+	sb.min_alloc ^= 1;
+	rw_super(dev, 0, &sb, true);
+	StillIntact();
+}
+
+TEST_F(OpenTest, BothSuperblocksCorrupt)
+{
+	Closed();
+	struct rs_disk_super sb, good;
+	rw_super(dev, 0, &good, false);
+	sb = good;
+	sb.device_size ^= 1;
+	rw_super(dev, 0, &sb, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	rw_super(dev, 0, &good, true);
+	StillIntact();
+}
+
+TEST_F(OpenTest, NewerFormatVersion)
+{
+	Closed();
+	struct rs_disk_super sb, good;
+	rw_super(dev, 0, &good, false);
+	sb = good;
+	sb.version = htole32(RS_FORMAT_VERSION + 1);
+	reseal(&sb);
+	rw_super(dev, 0, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EPROTO);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EPROTO);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("newer"), std::string::npos);
+	rw_super(dev, 0, &good, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &good, true);
+	StillIntact();
+}
+
+TEST_F(OpenTest, DeviceSmallerThanRecorded)
+{
+	Closed();
+	ASSERT_EQ(truncate(dev.c_str(), (off_t)(dev_size - 4096)), 0);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -ENXIO);
+	ASSERT_EQ(truncate(dev.c_str(), (off_t)dev_size), 0);
+	StillIntact();
+}
+
+TEST_F(OpenTest, UuidMismatchWithMetadata)
+{
+	Closed();
+	std::string dev2 = tmp.path + "/dev2", meta2 = tmp.path + "/meta2";
+	ASSERT_EQ(make_file(dev2, 64 << 20), 0);
+	ASSERT_EQ(rawstore_mkfs(dev2.c_str(), meta2.c_str(), nullptr), 0);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta2.c_str(), nullptr, &st), -EXDEV);
+	EXPECT_EQ(rawstore_open(dev2.c_str(), meta.c_str(), nullptr, &st), -EXDEV);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("does not belong"), std::string::npos);
+	StillIntact();
+}
+
+TEST_F(OpenTest, MissingPieces)
+{
+	Closed();
+	EXPECT_EQ(rawstore_open((tmp.path + "/nodev").c_str(), meta.c_str(), nullptr, &st),
+		  -ENOENT);
+	EXPECT_EQ(rawstore_open(dev.c_str(), (tmp.path + "/nometa").c_str(), nullptr, &st),
+		  -ENOENT);
+	EXPECT_EQ(rawstore_open(tmp.path.c_str(), meta.c_str(), nullptr, &st), -ENOTBLK);
+	StillIntact();
+}
+
+TEST_F(OpenTest, MkfsRefusesToOverwrite)
+{
+	Closed();
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), (tmp.path + "/m3").c_str(), nullptr), -EEXIST);
+	std::string dev3 = tmp.path + "/dev3";
+	ASSERT_EQ(make_file(dev3, 64 << 20), 0);
+	EXPECT_EQ(rawstore_mkfs(dev3.c_str(), meta.c_str(), nullptr), -EEXIST);
+	StillIntact();
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0);
+	ASSERT_EQ(Open(), 0);
+	EXPECT_EQ(rawstore_coll_exists(st, "keep"), 0);
+}
+
+TEST_F(OpenTest, MkfsRejectsBadOptions)
+{
+	std::string d = tmp.path + "/d4", m = tmp.path + "/m4";
+	ASSERT_EQ(make_file(d, 64 << 20), 0);
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 6000;
+	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
+	rawstore_mkfs_opts_init(&mo);
+	mo.csum_block_size = 8192; /* larger than min_alloc_size */
+	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
+	rawstore_mkfs_opts_init(&mo);
+	mo.device_size = 1 << 20;
+	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -ENOSPC);
+	rawstore_mkfs_opts_init(&mo);
+	mo.device_size = 1ULL << 40;
+	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
+	mo.struct_size = sizeof(mo) + 8;
+	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
+	/* 64 KiB units with 4 KiB checksum blocks work */
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 65536;
+	ASSERT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), 0);
+	struct rawstore *s2;
+	ASSERT_EQ(rawstore_open(d.c_str(), m.c_str(), nullptr, &s2), 0);
+	struct rawstore_txn *t;
+	rawstore_txn_new(&t);
+	rawstore_txn_coll_create(t, "c");
+	std::string data = pattern(100000, 3);
+	rawstore_txn_write(t, "c", "o", 1, 1000, data.data(), data.size());
+	ASSERT_EQ(rawstore_submit(s2, t), 0);
+	rawstore_txn_free(t);
+	std::string back(200000, 'z');
+	EXPECT_EQ(rawstore_read(s2, "c", "o", 1, 0, &back[0], back.size()), 101000);
+	back.resize(101000);
+	EXPECT_EQ(back, std::string(1000, 0) + data);
+	struct rawstore_statfs sf;
+	sf.struct_size = sizeof(sf);
+	ASSERT_EQ(rawstore_statfs(s2, &sf), 0);
+	EXPECT_EQ(sf.allocated, 2u * 65536);
+	EXPECT_EQ(rawstore_close(s2), 0);
+}
+
+TEST_F(OpenTest, ExplicitLibaioEngine)
+{
+	Closed();
+	struct rawstore_open_opts oo;
+	rawstore_open_opts_init(&oo);
+	oo.engine = RAWSTORE_ENGINE_LIBAIO;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), 0);
+	struct rawstore_info i;
+	i.struct_size = sizeof(i);
+	ASSERT_EQ(rawstore_get_info(st, &i), 0);
+	EXPECT_STREQ(i.io_engine, "libaio");
+	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
+	ASSERT_EQ(Write("keep", "obj2", 0, pattern(50000, 2)), 0);
+	EXPECT_EQ(Read("keep", "obj2", 0, 60000), pattern(50000, 2));
+	oo.struct_size = sizeof(oo) + 1;
+	struct rawstore *s2;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &s2), -EINVAL);
+}
