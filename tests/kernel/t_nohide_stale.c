@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t_nohide_stale: fallocate(FALLOC_FL_NO_HIDE_STALE) as kernel patches
+ * 0001 (VFS admits the flag, everyone else refuses it) and 0002 (ext4,
+ * gated by nohide_stale_gid=N) define it:
+ *  gate    ext4: EOPNOTSUPP without the mount option; with it EPERM for a
+ *          user outside the group without CAP_SYS_RAWIO, success for group
+ *          members (supplementary or primary) and for CAP_SYS_RAWIO; the
+ *          option is shown in /proc/mounts and survives remount; mode
+ *          combinations give their documented errors; block-mapped
+ *          (non-extent) files get EOPNOTSUPP;
+ *  fiemap  ext4: no FIEMAP_EXTENT_UNWRITTEN after NO_HIDE_STALE, unwritten
+ *          after plain fallocate, unwritten extents in the range become
+ *          written, written data is kept, i_size/i_blocks/free blocks are
+ *          right, all of it survives umount/mount, e2fsck is clean;
+ *  stale   ext4: a deleted file's blocks read back through a NO_HIDE_STALE
+ *          file (and never a live file's), plain fallocate reads zeros,
+ *          and cached zero pages (hole, unwritten) are dropped;
+ *  jbd2    ext4: first 4 KiB O_DIRECT|O_DSYNC writes into each block of a
+ *          NO_HIDE_STALE range commit no jbd2 transaction, the same writes
+ *          into a plainly preallocated range commit one each;
+ *  other   xfs and tmpfs refuse the flag (EOPNOTSUPP; EINVAL with
+ *          ZERO_RANGE) and change nothing;
+ *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
+ *          discard (0 with discard, EOPNOTSUPP without), the rest of the
+ *          device is untouched, the page cache is dropped; every other
+ *          combination with the flag is refused.
+ *
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2 DEVICE MOUNTPOINT
+ *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
+ *        t_nohide_stale blkdev DEVICE
+ * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
+ * rsuser (uid 1000), as the guest has them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define BS 4096u
+
+#define NHS FALLOC_FL_NO_HIDE_STALE
+#define KEEP FALLOC_FL_KEEP_SIZE
+#define PUNCH FALLOC_FL_PUNCH_HOLE
+#define ZERO FALLOC_FL_ZERO_RANGE
+
+#define STALE_GID 1001
+#define USER_UID 1000
+#define USER_GID 1000
+
+static const char *dev, *mnt;
+static char opt_gid[64];
+
+/* ---- set-up helpers ---- */
+
+static void mkfs_ext4(const char *size, const char *extra)
+{
+	if (kt_sh("mkfs.ext4 -q -F -b 4096 -E nodiscard %s %s %s > /tmp/nhs-mkfs.log 2>&1", extra,
+		  dev, size))
+		kt_fatal("mkfs.ext4 %s %s failed: see /tmp/nhs-mkfs.log", extra, dev);
+}
+
+static int do_mount(const char *fstype, const char *opts)
+{
+	return mount(dev, mnt, fstype, 0, opts) ? -errno : 0;
+}
+
+static void mount_or_die(const char *fstype, const char *opts)
+{
+	int rc = do_mount(fstype, opts);
+
+	if (rc)
+		kt_fatal("mount -t %s -o '%s' %s %s: %s", fstype, opts, dev, mnt, kt_errname(rc));
+}
+
+/* Mount ext4 with nohide_stale_gid; skip if the kernel lacks the option. */
+static void mount_gated(const char *more)
+{
+	char opts[256];
+	int rc;
+
+	snprintf(opts, sizeof(opts), "%s%s%s", opt_gid, *more ? "," : "", more);
+	rc = do_mount("ext4", opts);
+	if (rc == -EINVAL && do_mount("ext4", more) == 0) {
+		umount(mnt);
+		kt_skip("ext4 does not know the nohide_stale_gid mount option (kernel patch 0002)");
+	}
+	if (rc)
+		kt_fatal("mount -t ext4 -o '%s' %s %s: %s", opts, dev, mnt, kt_errname(rc));
+}
+
+/* Skip unless the VFS admits the flag (patch 0001): ZERO_RANGE with it is EINVAL. */
+static void probe_vfs(void)
+{
+	const char *path = "/tmp/nhs-probe";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int rc;
+
+	if (fd < 0)
+		kt_fatal("create %s: %s", path, strerror(errno));
+	rc = kt_fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_NO_HIDE_STALE, 0, 4096);
+	close(fd);
+	unlink(path);
+	if (rc == -EOPNOTSUPP)
+		kt_skip("the VFS refuses FALLOC_FL_NO_HIDE_STALE (kernel patch 0001 missing)");
+}
+
+static void umount_or_die(void)
+{
+	if (umount(mnt))
+		kt_fatal("umount %s: %s", mnt, strerror(errno));
+}
+
+static int remount(const char *opts)
+{
+	return mount(NULL, mnt, NULL, MS_REMOUNT, opts) ? -errno : 0;
+}
+
+/* The options /proc/mounts shows for mnt, into buf; false if not mounted. */
+static bool mount_opts(char *buf, size_t size)
+{
+	char line[512], m[PATH_MAX], o[400];
+	bool found = false;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		kt_fatal("/proc/mounts: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s %*s %399s", m, o) == 2 && !strcmp(m, mnt)) {
+			snprintf(buf, size, "%s", o);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+static char *path_in(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", mnt, name);
+	return buf[i];
+}
+
+static int create_file(const char *name, int flags)
+{
+	int fd = open(path_in(name), O_RDWR | O_CREAT | O_TRUNC | flags, 0666);
+
+	if (fd < 0 || fchmod(fd, 0666))
+		kt_fatal("create %s: %s", path_in(name), strerror(errno));
+	return fd;
+}
+
+static struct stat fstat_or_die(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		kt_fatal("fstat: %s", strerror(errno));
+	return st;
+}
+
+static uint64_t free_blocks(void)
+{
+	struct statfs sf;
+
+	if (statfs(mnt, &sf))
+		kt_fatal("statfs %s: %s", mnt, strerror(errno));
+	return sf.f_bfree * (sf.f_bsize / BS);
+}
+
+/* ---- credentials: run fallocate in a child with other ids ---- */
+
+struct ids {
+	const char *name;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[2];
+};
+
+/* Fallocate path as ids (no capabilities once uid != 0); 0 or -errno. */
+static int fallocate_as(const struct ids *who, const char *path, int mode, uint64_t off,
+			uint64_t len)
+{
+	int status, fd, rc;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		char st[4096], *cap;
+
+		if (setgroups(who->ngroups, who->groups) || setresgid(who->gid, who->gid, who->gid) ||
+		    setresuid(who->uid, who->uid, who->uid))
+			_exit(200);
+		/* A non-root uid must have lost every capability (CAP_SYS_RAWIO). */
+		if (who->uid && (kt_read_file("/proc/self/status", st, sizeof(st)) < 0 ||
+				 !(cap = strstr(st, "CapEff:")) ||
+				 strncmp(cap, "CapEff:\t0000000000000000", 24)))
+			_exit(202);
+		fd = open(path, O_RDWR);
+		if (fd < 0)
+			_exit(201);
+		rc = kt_fallocate(fd, mode, off, len);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		kt_fatal("child for %s died", who->name);
+	switch (WEXITSTATUS(status)) {
+	case 200: kt_fatal("%s: could not switch ids", who->name);
+	case 201: kt_fatal("%s: could not open %s", who->name, path);
+	case 202: kt_fatal("%s: still holds capabilities after dropping root", who->name);
+	}
+	return -WEXITSTATUS(status);
+}
+
+static const struct ids root_nogroup = { "root, no supplementary groups (CAP_SYS_RAWIO)", 0, 0, 0,
+					 { 0 } };
+static const struct ids outsider = { "rsuser, not in rsstale, no capabilities", USER_UID, USER_GID,
+				     0, { 0 } };
+static const struct ids member = { "rsuser with supplementary group rsstale", USER_UID, USER_GID,
+				   1, { STALE_GID } };
+static const struct ids primary = { "rsuser with primary group rsstale", USER_UID, STALE_GID, 0,
+				    { 0 } };
+
+/* ---- FIEMAP ---- */
+
+struct extents {
+	unsigned int count, unwritten;
+	uint64_t mapped, unwritten_bytes;
+};
+
+/* Summarize the extents of fd within [off, off + len) (synced first). */
+static struct extents fiemap_range(int fd, uint64_t off, uint64_t len)
+{
+	struct extents e = { 0 };
+	enum { N = 64 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t pos = off, end = off + len;
+	bool last = false;
+
+	if (!fm)
+		kt_fatal("out of memory");
+	while (pos < end && !last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = pos;
+		fm->fm_length = end - pos;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm))
+			kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
+		if (!fm->fm_mapped_extents)
+			break;
+		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
+			struct fiemap_extent *x = &fm->fm_extents[i];
+			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
+			uint64_t t = x->fe_logical + x->fe_length < end ? x->fe_logical + x->fe_length
+									 : end;
+
+			if (t > s) {
+				e.count++;
+				e.mapped += t - s;
+				if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+					e.unwritten++;
+					e.unwritten_bytes += t - s;
+				}
+			}
+			pos = x->fe_logical + x->fe_length;
+			if (x->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+		}
+	}
+	free(fm);
+	return e;
+}
+
+static void expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, const char *what)
+{
+	struct extents e = fiemap_range(fd, off, len);
+
+	kt_check(e.mapped == len && (unwritten ? e.unwritten_bytes == len : e.unwritten == 0),
+		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu bytes)"
+		 ", want all %s",
+		 what, (unsigned long long)off, (unsigned long long)len, e.count,
+		 (unsigned long long)e.mapped, e.unwritten, (unsigned long long)e.unwritten_bytes,
+		 unwritten ? "unwritten" : "written");
+}
+
+/* ---- gate ---- */
+
+static void test_gate(void)
+{
+	char opts[400];
+	int fd, rc;
+	struct stat st;
+
+	mkfs_ext4("256M", "");
+	mount_or_die("ext4", "");
+	fd = create_file("f", 0);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+		     "without nohide_stale_gid: NO_HIDE_STALE as root");
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+		     "without nohide_stale_gid: NO_HIDE_STALE as root (again, nothing cached)");
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0, "refused request allocated nothing (size %lld, "
+		 "blocks %lld)", (long long)st.st_size, (long long)st.st_blocks);
+	close(fd);
+	umount_or_die();
+
+	kt_expect_eq(do_mount("ext4", "nohide_stale_gid=4294967295"), -EINVAL,
+		     "mount with nohide_stale_gid=4294967295 (invalid gid)");
+	mount_gated("");
+	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1001"),
+		 "/proc/mounts shows nohide_stale_gid=1001 (%s)", opts);
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	fd = create_file("f", 0);
+	if (fchown(fd, USER_UID, USER_GID))
+		kt_fatal("fchown: %s", strerror(errno));
+	close(fd);
+
+	rc = fallocate_as(&outsider, path_in("f"), NHS, 0, MiB);
+	kt_expect_eq(rc, -EPERM, "%s", outsider.name);
+	fd = open(path_in("f"), O_RDONLY);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0,
+		 "EPERM allocated nothing (size %lld, blocks %lld)", (long long)st.st_size,
+		 (long long)st.st_blocks);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EBADF, "NO_HIDE_STALE on a read-only fd");
+	close(fd);
+	kt_expect_eq(fallocate_as(&outsider, path_in("f"), NHS | KEEP, 0, MiB), -EOPNOTSUPP,
+		     "%s, NO_HIDE_STALE|KEEP_SIZE (the mode is checked first)", outsider.name);
+	kt_expect_eq(fallocate_as(&outsider, path_in("f"), 0, 0, 64 * KiB), 0,
+		     "%s, plain fallocate still works", outsider.name);
+	kt_expect_eq(fallocate_as(&member, path_in("f"), NHS, 0, MiB), 0, "%s", member.name);
+	kt_expect_eq(fallocate_as(&primary, path_in("f"), NHS, MiB, MiB), 0, "%s", primary.name);
+	kt_expect_eq(fallocate_as(&root_nogroup, path_in("f"), NHS, 2 * MiB, MiB), 0, "%s",
+		     root_nogroup.name);
+	fd = open(path_in("f"), O_RDWR);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)(3 * MiB), "size is 3 MiB after three 1 MiB requests (%lld)",
+		 (long long)st.st_size);
+
+	{
+		static const struct { const char *name; int mode; int want; } combos[] = {
+			{ "NO_HIDE_STALE|KEEP_SIZE", NHS | KEEP, -EOPNOTSUPP },
+			{ "PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE", PUNCH | KEEP | NHS, -EOPNOTSUPP },
+			{ "PUNCH_HOLE|NO_HIDE_STALE", PUNCH | NHS, -EOPNOTSUPP },
+			{ "ZERO_RANGE|NO_HIDE_STALE", ZERO | NHS, -EINVAL },
+			{ "ZERO_RANGE|KEEP_SIZE|NO_HIDE_STALE", ZERO | KEEP | NHS, -EINVAL },
+			{ "COLLAPSE_RANGE|NO_HIDE_STALE", FALLOC_FL_COLLAPSE_RANGE | NHS, -EINVAL },
+			{ "INSERT_RANGE|NO_HIDE_STALE", FALLOC_FL_INSERT_RANGE | NHS, -EINVAL },
+			{ "UNSHARE_RANGE|NO_HIDE_STALE", FALLOC_FL_UNSHARE_RANGE | NHS, -EINVAL },
+			{ "UNSHARE_RANGE|KEEP_SIZE|NO_HIDE_STALE",
+			  FALLOC_FL_UNSHARE_RANGE | KEEP | NHS, -EINVAL },
+		};
+
+		for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++)
+			kt_expect_eq(kt_fallocate(fd, combos[i].mode, 4 * MiB, MiB), combos[i].want,
+				     "%s", combos[i].name);
+		st = fstat_or_die(fd);
+		kt_check(st.st_size == (off_t)(3 * MiB) && st.st_blocks * 512 == (off_t)(3 * MiB),
+			 "refused combinations changed nothing (size %lld, %lld bytes allocated)",
+			 (long long)st.st_size, (long long)st.st_blocks * 512);
+	}
+	close(fd);
+
+	/* A remount without the option keeps it; naming another gid moves it. */
+	kt_expect_eq(remount("commit=30"), 0, "remount with commit=30 only");
+	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1001"),
+		 "after remount /proc/mounts still shows nohide_stale_gid=1001 (%s)", opts);
+	kt_expect_eq(fallocate_as(&member, path_in("f"), NHS, 3 * MiB, MiB), 0,
+		     "%s after remount", member.name);
+	kt_expect_eq(remount("nohide_stale_gid=1000"), 0, "remount with nohide_stale_gid=1000");
+	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1000"),
+		 "/proc/mounts shows nohide_stale_gid=1000 (%s)", opts);
+	kt_expect_eq(fallocate_as(&outsider, path_in("f"), NHS, 4 * MiB, MiB), 0,
+		     "rsuser (primary group 1000) after the gid moved to 1000");
+	umount_or_die();
+
+	/* Block-mapped files (no extents feature): EOPNOTSUPP, as for mode 0. */
+	mkfs_ext4("64M", "-O ^extent,^64bit");
+	mount_gated("");
+	fd = create_file("indirect", 0);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+		     "NO_HIDE_STALE on a block-mapped (non-extent) file");
+	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), -EOPNOTSUPP, "mode 0 on the same file (reference)");
+	close(fd);
+	umount_or_die();
+}
+
+/* ---- fiemap, i_blocks, free blocks, remount ---- */
+
+static void test_fiemap(void)
+{
+	uint64_t before, after;
+	struct stat st;
+	int a, b, c;
+
+	mkfs_ext4("256M", "");
+	mount_gated("");
+
+	a = create_file("a", 0);
+	syncfs(a);
+	before = free_blocks();
+	kt_expect_eq(kt_fallocate(a, NHS, 0, 8 * MiB), 0, "NO_HIDE_STALE 8 MiB into an empty file");
+	after = free_blocks();
+	st = fstat_or_die(a);
+	kt_check(st.st_size == (off_t)(8 * MiB), "size is 8 MiB (%lld)", (long long)st.st_size);
+	kt_check(st.st_blocks * 512 == (off_t)(8 * MiB), "i_blocks covers exactly 8 MiB (%lld bytes)",
+		 (long long)st.st_blocks * 512);
+	kt_check(before - after >= 2048 && before - after <= 2048 + 16,
+		 "free blocks dropped by %llu (2048 data blocks + extent tree)",
+		 (unsigned long long)(before - after));
+	expect_extents(a, 0, 8 * MiB, false, "after NO_HIDE_STALE");
+
+	b = create_file("b", 0);
+	kt_expect_eq(kt_fallocate(b, 0, 0, 8 * MiB), 0, "plain fallocate 8 MiB");
+	expect_extents(b, 0, 8 * MiB, true, "after plain fallocate");
+	st = fstat_or_die(b);
+	kt_expect_eq(kt_fallocate(b, NHS, 2 * MiB, 4 * MiB), 0,
+		     "NO_HIDE_STALE over [2, 6) MiB of the unwritten extents");
+	expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range");
+	expect_extents(b, 0, 2 * MiB, true, "below the converted range");
+	expect_extents(b, 6 * MiB, 2 * MiB, true, "above the converted range");
+	{
+		struct stat st2 = fstat_or_die(b);
+
+		kt_check(st2.st_blocks == st.st_blocks && st2.st_size == st.st_size,
+			 "conversion charged no new blocks and kept the size (%lld -> %lld blocks, "
+			 "size %lld)", (long long)st.st_blocks, (long long)st2.st_blocks,
+			 (long long)st2.st_size);
+	}
+
+	/* Written data in the range is kept; holes around it are filled. */
+	c = create_file("c", 0);
+	kt_fill(c, MiB, 64 * KiB, 21);
+	fsync(c);
+	kt_expect_eq(kt_fallocate(c, NHS, 0, 4 * MiB), 0, "NO_HIDE_STALE over holes and written data");
+	kt_check(kt_verify(c, MiB, 64 * KiB, 21) == UINT64_MAX,
+		 "the written 64 KiB inside the range kept their data");
+	expect_extents(c, 0, 4 * MiB, false, "holes + written data");
+	kt_expect_eq(kt_fallocate(c, NHS, 4 * MiB + 1000, 5000), 0,
+		     "NO_HIDE_STALE of an unaligned [4 MiB + 1000, +5000)");
+	st = fstat_or_die(c);
+	kt_check(st.st_size == (off_t)(4 * MiB + 6000), "size is the unaligned end (%lld)",
+		 (long long)st.st_size);
+	expect_extents(c, 4 * MiB, 8192, false, "the two blocks the unaligned range touches");
+	close(a);
+	close(b);
+	close(c);
+
+	kt_expect_eq(remount("commit=20"), 0, "remount");
+	umount_or_die();
+	mount_or_die("ext4", "");
+	a = open(path_in("a"), O_RDONLY);
+	b = open(path_in("b"), O_RDONLY);
+	if (a < 0 || b < 0)
+		kt_fatal("reopen after mount: %s", strerror(errno));
+	expect_extents(a, 0, 8 * MiB, false, "after umount and mount (without the option)");
+	expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range after umount and mount");
+	expect_extents(b, 0, 2 * MiB, true, "unwritten part after umount and mount");
+	st = fstat_or_die(a);
+	kt_check(st.st_size == (off_t)(8 * MiB) && st.st_blocks * 512 == (off_t)(8 * MiB),
+		 "size and i_blocks survived (%lld, %lld bytes)", (long long)st.st_size,
+		 (long long)st.st_blocks * 512);
+	close(a);
+	close(b);
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0,
+		 "e2fsck -fn is clean (no written blocks past i_size, counts right)");
+	kt_sh("grep -v '^e2fsck' /tmp/nhs-fsck.log | sed 's/^/# fsck: /' | head -20");
+}
+
+/* ---- stale exposure ---- */
+
+/*
+ * Blocks of the "victim" file (deleted before the test reads) and of the
+ * "live" file (kept) carry a tag so that any block read back can be told
+ * apart: magic, block number, then the ktest pattern for that position.
+ */
+static const char victim_magic[16] = "RAWSTORE-VICTIM";
+static const char live_magic[16] = "RAWSTORE-LIVE!!";
+
+static void tag_block(uint8_t *b, const char *magic, uint64_t n, uint32_t seed)
+{
+	memcpy(b, magic, 16);
+	memcpy(b + 16, &n, 8);
+	for (unsigned int i = 24; i < BS; i++)
+		b[i] = kt_pattern_byte(seed, n * BS + i);
+}
+
+static void write_tagged(const char *name, const char *magic, uint64_t len, uint32_t seed)
+{
+	int fd = create_file(name, 0);
+	uint8_t *buf = malloc(MiB);
+
+	if (!buf)
+		kt_fatal("out of memory");
+	for (uint64_t off = 0; off < len; off += MiB) {
+		for (unsigned int i = 0; i < MiB / BS; i++)
+			tag_block(buf + i * BS, magic, off / BS + i, seed);
+		if (pwrite(fd, buf, MiB, (off_t)off) != (ssize_t)MiB)
+			kt_fatal("write %s: %s", name, strerror(errno));
+	}
+	if (fsync(fd))
+		kt_fatal("fsync %s: %s", name, strerror(errno));
+	close(fd);
+	free(buf);
+}
+
+struct census {
+	uint64_t blocks, zero, victim, live, other;
+};
+
+static bool block_is(const uint8_t *b, const char *magic, uint32_t seed)
+{
+	uint64_t n;
+	uint8_t want[BS];
+
+	if (memcmp(b, magic, 16))
+		return false;
+	memcpy(&n, b + 16, 8);
+	tag_block(want, magic, n, seed);
+	return !memcmp(b, want, BS);
+}
+
+/* Classify every block of fd's [0, len) as zero / victim / live / other. */
+static struct census census(int fd, uint64_t len)
+{
+	struct census c = { 0 };
+	static const uint8_t zeros[BS];
+	uint8_t *buf;
+
+	if (posix_memalign((void **)&buf, BS, MiB))
+		kt_fatal("out of memory");
+	for (uint64_t off = 0; off < len; off += MiB) {
+		size_t n = len - off < MiB ? (size_t)(len - off) : MiB;
+
+		if (pread(fd, buf, n, (off_t)off) != (ssize_t)n)
+			kt_fatal("pread: %s", strerror(errno));
+		for (size_t i = 0; i < n; i += BS) {
+			c.blocks++;
+			if (!memcmp(buf + i, zeros, BS))
+				c.zero++;
+			else if (block_is(buf + i, victim_magic, 31))
+				c.victim++;
+			else if (block_is(buf + i, live_magic, 32))
+				c.live++;
+			else
+				c.other++;
+		}
+	}
+	free(buf);
+	return c;
+}
+
+static void print_census(const char *what, struct census c)
+{
+	kt_note("%s: %llu blocks: %llu zero, %llu from the deleted file, %llu from the live file, "
+		"%llu other", what, (unsigned long long)c.blocks, (unsigned long long)c.zero,
+		(unsigned long long)c.victim, (unsigned long long)c.live, (unsigned long long)c.other);
+}
+
+static int open_direct(const char *name)
+{
+	int fd = open(path_in(name), O_RDONLY | O_DIRECT);
+
+	if (fd < 0)
+		kt_fatal("open %s O_DIRECT: %s", name, strerror(errno));
+	return fd;
+}
+
+/* Buffered contents equal O_DIRECT contents (the page cache hides nothing). */
+static void expect_coherent(const char *name, uint64_t len, const char *what)
+{
+	int bfd = open(path_in(name), O_RDONLY), dfd = open_direct(name);
+	uint8_t *a, *b;
+	uint64_t bad = UINT64_MAX;
+
+	if (bfd < 0 || posix_memalign((void **)&a, BS, MiB) || posix_memalign((void **)&b, BS, MiB))
+		kt_fatal("open/alloc for %s", name);
+	for (uint64_t off = 0; off < len && bad == UINT64_MAX; off += MiB) {
+		size_t n = len - off < MiB ? (size_t)(len - off) : MiB;
+
+		if (pread(bfd, a, n, (off_t)off) != (ssize_t)n ||
+		    pread(dfd, b, n, (off_t)off) != (ssize_t)n)
+			kt_fatal("pread %s: %s", name, strerror(errno));
+		for (size_t i = 0; i < n; i++)
+			if (a[i] != b[i]) {
+				bad = off + i;
+				break;
+			}
+	}
+	kt_check(bad == UINT64_MAX, "%s: buffered read equals O_DIRECT read%s%llu", what,
+		 bad == UINT64_MAX ? "" : ", first difference at ",
+		 bad == UINT64_MAX ? 0ull : (unsigned long long)bad);
+	free(a);
+	free(b);
+	close(bfd);
+	close(dfd);
+}
+
+static void read_buffered(const char *name, uint64_t len)
+{
+	int fd = open(path_in(name), O_RDONLY);
+
+	if (fd < 0)
+		kt_fatal("open %s: %s", name, strerror(errno));
+	kt_check(kt_verify(fd, 0, len, 0) == UINT64_MAX, "%s: buffered read sees zeros (now cached)",
+		 name);
+	close(fd);
+}
+
+static void test_stale(void)
+{
+	uint64_t victim_len, n_len = 16 * MiB;
+	struct census c;
+	struct statfs sf;
+	int fd, dfd;
+
+	/* A 64 MiB filesystem on zeroed space: one block group, no old data. */
+	{
+		int bfd = open(dev, O_RDWR);
+
+		if (bfd < 0 || kt_blkzeroout(bfd, 0, 64 * MiB))
+			kt_fatal("zeroing the first 64 MiB of %s failed", dev);
+		close(bfd);
+	}
+	mkfs_ext4("64M", "");
+	mount_gated("");
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	write_tagged("live", live_magic, 2 * MiB, 32);
+	if (statfs(mnt, &sf))
+		kt_fatal("statfs: %s", strerror(errno));
+	victim_len = (sf.f_bavail * sf.f_bsize - 2 * MiB) & ~(MiB - 1);
+	kt_note("victim file: %llu MiB of %llu MiB free", (unsigned long long)(victim_len / MiB),
+		(unsigned long long)(sf.f_bavail * sf.f_bsize / MiB));
+	write_tagged("victim", victim_magic, victim_len, 31);
+	if (unlink(path_in("victim")))
+		kt_fatal("unlink victim: %s", strerror(errno));
+	fd = create_file("z", 0);
+	syncfs(fd); /* commit the delete: freed blocks become allocatable */
+
+	/* Plain fallocate over the freed blocks: zeros, by both paths. */
+	kt_expect_eq(kt_fallocate(fd, 0, 0, 8 * MiB), 0, "plain fallocate 8 MiB over freed blocks");
+	close(fd);
+	read_buffered("z", 8 * MiB);
+	dfd = open_direct("z");
+	c = census(dfd, 8 * MiB);
+	close(dfd);
+	print_census("plain fallocate, O_DIRECT", c);
+	kt_check(c.zero == c.blocks, "plain fallocate reads zeros (%llu of %llu blocks)",
+		 (unsigned long long)c.zero, (unsigned long long)c.blocks);
+
+	/* The same file's unwritten extents, cached as zeros, made written. */
+	kt_expect_eq(fallocate_as(&member, path_in("z"), NHS, 0, 8 * MiB), 0,
+		     "NO_HIDE_STALE over the cached unwritten extents (as %s)", member.name);
+	expect_coherent("z", 8 * MiB, "unwritten -> written");
+	dfd = open_direct("z");
+	c = census(dfd, 8 * MiB);
+	close(dfd);
+	print_census("unwritten extents converted", c);
+	kt_check(c.victim * 2 >= c.blocks && c.live == 0 && c.other == 0,
+		 "converted extents expose the deleted file's blocks (%llu of %llu), never the live "
+		 "file's (%llu)", (unsigned long long)c.victim, (unsigned long long)c.blocks,
+		 (unsigned long long)c.live);
+
+	/* A hole, cached as zeros, then allocated under the cache. */
+	fd = create_file("h", 0);
+	if (ftruncate(fd, 4 * MiB))
+		kt_fatal("ftruncate: %s", strerror(errno));
+	close(fd);
+	read_buffered("h", 4 * MiB);
+	kt_expect_eq(fallocate_as(&member, path_in("h"), NHS, 0, 4 * MiB), 0,
+		     "NO_HIDE_STALE over a cached hole");
+	expect_coherent("h", 4 * MiB, "hole -> written");
+
+	/* A fresh file: the deleted data comes back, bounded by the file. */
+	fd = create_file("n", 0);
+	close(fd);
+	kt_expect_eq(fallocate_as(&member, path_in("n"), NHS, 0, n_len), 0,
+		     "NO_HIDE_STALE 16 MiB into a new file");
+	dfd = open_direct("n");
+	c = census(dfd, n_len);
+	print_census("NO_HIDE_STALE new file", c);
+	kt_check(c.victim * 2 >= c.blocks,
+		 "the deleted file's data reads back (%llu of %llu blocks)",
+		 (unsigned long long)c.victim, (unsigned long long)c.blocks);
+	kt_check(c.live == 0 && c.other == 0,
+		 "only freed blocks are exposed: %llu blocks of the live file, %llu unknown",
+		 (unsigned long long)c.live, (unsigned long long)c.other);
+	kt_check(c.victim + c.zero == c.blocks, "every block is stale data or never-used zeros");
+	{
+		char x[BS] __attribute__((aligned(4096)));
+
+		kt_expect_eq(pread(dfd, x, BS, (off_t)n_len), 0, "reading past the range hits EOF");
+	}
+	close(dfd);
+	fd = open(path_in("live"), O_RDONLY);
+	c = census(fd, 2 * MiB);
+	close(fd);
+	kt_check(c.live == c.blocks, "the live file is intact (%llu of %llu blocks)",
+		 (unsigned long long)c.live, (unsigned long long)c.blocks);
+	umount_or_die();
+}
+
+/* ---- jbd2 transactions of first writes ---- */
+
+static char jbd2_info[PATH_MAX];
+
+/* Committed transactions of the filesystem's journal so far. */
+static long long jbd2_transactions(void)
+{
+	char buf[4096];
+	long long n;
+
+	if (kt_read_file(jbd2_info, buf, sizeof(buf)) < 0 || sscanf(buf, "%lld transactions", &n) != 1)
+		kt_fatal("cannot read the transaction count from %s", jbd2_info);
+	return n;
+}
+
+/* O_DIRECT|O_DSYNC 4 KiB writes into blocks 0, 4, 8, ... of name. */
+static long long first_writes(const char *name, unsigned int count)
+{
+	int fd = open(path_in(name), O_WRONLY | O_DIRECT | O_DSYNC);
+	long long before, after;
+	uint8_t *buf;
+
+	if (fd < 0 || posix_memalign((void **)&buf, BS, BS))
+		kt_fatal("open %s O_DIRECT|O_DSYNC: %s", name, strerror(errno));
+	memset(buf, 0x5a, BS);
+	syncfs(fd);
+	before = jbd2_transactions();
+	for (unsigned int i = 0; i < count; i++)
+		if (pwrite(fd, buf, BS, (off_t)i * 4 * BS) != BS)
+			kt_fatal("pwrite %s: %s", name, strerror(errno));
+	after = jbd2_transactions();
+	kt_note("%s: %u first writes: jbd2 transactions %lld before, %lld after", name, count,
+		before, after);
+	free(buf);
+	close(fd);
+	return after - before;
+}
+
+static void test_jbd2(void)
+{
+	char real[PATH_MAX];
+	const unsigned int writes = 64;
+	long long nhs, plain;
+	int fd;
+
+	if (!realpath(dev, real))
+		kt_fatal("realpath %s: %s", dev, strerror(errno));
+	snprintf(jbd2_info, sizeof(jbd2_info), "/proc/fs/jbd2/%s-8/info", strrchr(real, '/') + 1);
+	mkfs_ext4("256M", "");
+	/*
+	 * commit=600: no periodic commit lands in the middle of a measurement;
+	 * noinit_itable: no lazy inode table zeroing adds transactions.
+	 */
+	mount_gated("commit=600,noinit_itable");
+	if (access(jbd2_info, R_OK))
+		kt_fatal("%s: %s", jbd2_info, strerror(errno));
+
+	fd = create_file("nhs", 0);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, 4 * MiB), 0, "NO_HIDE_STALE 4 MiB");
+	close(fd);
+	fd = create_file("plain", 0);
+	kt_expect_eq(kt_fallocate(fd, 0, 0, 4 * MiB), 0, "plain fallocate 4 MiB");
+	close(fd);
+
+	nhs = first_writes("nhs", writes);
+	plain = first_writes("plain", writes);
+	kt_check(nhs == 0, "first writes into a NO_HIDE_STALE range committed %lld transactions "
+		 "(want 0)", nhs);
+	kt_check(plain >= writes, "first writes into a plain preallocation committed %lld "
+		 "transactions (want at least one per write: %u)", plain, writes);
+	fd = open(path_in("nhs"), O_RDONLY);
+	expect_extents(fd, 0, 4 * MiB, false, "NO_HIDE_STALE file after the writes");
+	close(fd);
+	umount_or_die();
+}
+
+/* ---- xfs, tmpfs ---- */
+
+static void refused_everywhere(const char *fs, int fd)
+{
+	static const struct { const char *name; int mode; int want; } modes[] = {
+		{ "NO_HIDE_STALE", NHS, -EOPNOTSUPP },
+		{ "NO_HIDE_STALE|KEEP_SIZE", NHS | KEEP, -EOPNOTSUPP },
+		{ "PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE", PUNCH | KEEP | NHS, -EOPNOTSUPP },
+		{ "ZERO_RANGE|NO_HIDE_STALE", ZERO | NHS, -EINVAL },
+	};
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		kt_expect_eq(kt_fallocate(fd, modes[i].mode, 0, MiB), modes[i].want, "%s: %s", fs,
+			     modes[i].name);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0, "%s: nothing was allocated (size %lld, "
+		 "blocks %lld)", fs, (long long)st.st_size, (long long)st.st_blocks);
+	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), 0, "%s: mode 0 still works (reference)", fs);
+}
+
+static void test_other(void)
+{
+	int fd;
+
+	if (kt_sh("mkfs.xfs -q -f -d size=256m %s > /tmp/nhs-mkfs.log 2>&1", dev))
+		kt_fatal("mkfs.xfs %s failed", dev);
+	mount_or_die("xfs", "");
+	fd = create_file("f", 0);
+	refused_everywhere("xfs", fd);
+	close(fd);
+	umount_or_die();
+
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64m"))
+		kt_fatal("mount tmpfs: %s", strerror(errno));
+	fd = create_file("f", 0);
+	refused_everywhere("tmpfs", fd);
+	close(fd);
+	umount_or_die();
+}
+
+/* ---- block device ---- */
+
+static void test_blkdev(bool discard)
+{
+	int dfd = open(dev, O_RDWR | O_DIRECT), bfd = open(dev, O_RDWR), rfd = open(dev, O_RDONLY);
+	uint64_t base = 16 * MiB, size, last;
+	unsigned int lbs;
+	int rc;
+
+	if (dfd < 0 || bfd < 0 || rfd < 0)
+		kt_fatal("open %s: %s", dev, strerror(errno));
+	size = kt_dev_size(dfd);
+	lbs = kt_lbs(dfd);
+	last = size - lbs;
+	kt_note("%s: %llu bytes, %u-byte sectors, discard_max_bytes %lld: expecting %s", dev,
+		(unsigned long long)size, lbs, kt_queue_attr(dev, "discard_max_bytes"),
+		discard ? "a discard" : "EOPNOTSUPP");
+
+	/* Buffered, cached data over the device; discard the middle 256 KiB. */
+	kt_fill(bfd, base, MiB, 41);
+	fsync(bfd);
+	kt_verify(bfd, base, MiB, 41);
+	rc = kt_fallocate(bfd, PUNCH | KEEP | NHS, base + 256 * KiB, 256 * KiB);
+	kt_expect_eq(rc, discard ? 0 : -EOPNOTSUPP, "PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE (discard)");
+	kt_check(kt_verify(dfd, base, 256 * KiB, 41) == UINT64_MAX &&
+		 kt_verify(dfd, base + 512 * KiB, 512 * KiB, 41) == UINT64_MAX,
+		 "the data around the range is untouched");
+	if (rc == 0) {
+		uint64_t z = kt_verify(dfd, base + 256 * KiB, 256 * KiB, 0);
+		uint64_t s = kt_verify(dfd, base + 256 * KiB, 256 * KiB, 41);
+
+		kt_note("the discarded range now reads %s (not promised either way)",
+			z == UINT64_MAX ? "zeros" : s == UINT64_MAX ? "the old data" : "mixed data");
+		{
+			uint8_t *a, *b;
+
+			if (posix_memalign((void **)&a, 4096, 256 * KiB) ||
+			    posix_memalign((void **)&b, 4096, 256 * KiB))
+				kt_fatal("out of memory");
+			if (pread(bfd, a, 256 * KiB, (off_t)(base + 256 * KiB)) != (ssize_t)(256 * KiB) ||
+			    pread(dfd, b, 256 * KiB, (off_t)(base + 256 * KiB)) != (ssize_t)(256 * KiB))
+				kt_fatal("pread: %s", strerror(errno));
+			kt_check(!memcmp(a, b, 256 * KiB),
+				 "the page cache was dropped: buffered read equals O_DIRECT read");
+			free(a);
+			free(b);
+		}
+	} else {
+		kt_check(kt_verify(dfd, base + 256 * KiB, 256 * KiB, 41) == UINT64_MAX,
+			 "the refused range is untouched");
+	}
+
+	kt_expect_eq(kt_fallocate(dfd, PUNCH | KEEP | NHS, base + lbs / 2, lbs), -EINVAL,
+		     "discard at a misaligned offset");
+	kt_expect_eq(kt_fallocate(dfd, PUNCH | KEEP | NHS, size, lbs), -EINVAL,
+		     "discard starting at the device end");
+	kt_expect_eq(kt_fallocate(dfd, PUNCH | KEEP | NHS, last, 4 * lbs), discard ? 0 : -EOPNOTSUPP,
+		     "discard crossing the device end (clamped)");
+	kt_expect_eq(kt_fallocate(rfd, PUNCH | KEEP | NHS, base, lbs), -EBADF,
+		     "discard through a read-only fd");
+
+	kt_fill(dfd, base, MiB, 42);
+	{
+		static const struct { const char *name; int mode; int want; } modes[] = {
+			{ "NO_HIDE_STALE", NHS, -EOPNOTSUPP },
+			{ "NO_HIDE_STALE|KEEP_SIZE", NHS | KEEP, -EOPNOTSUPP },
+			{ "PUNCH_HOLE|NO_HIDE_STALE (no KEEP_SIZE)", PUNCH | NHS, -EOPNOTSUPP },
+			{ "ZERO_RANGE|NO_HIDE_STALE", ZERO | NHS, -EINVAL },
+			{ "ZERO_RANGE|KEEP_SIZE|NO_HIDE_STALE", ZERO | KEEP | NHS, -EINVAL },
+			{ "COLLAPSE_RANGE|NO_HIDE_STALE", FALLOC_FL_COLLAPSE_RANGE | NHS, -EINVAL },
+		};
+
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), modes[i].want, "%s",
+				     modes[i].name);
+	}
+	kt_check(kt_verify(dfd, base, MiB, 42) == UINT64_MAX, "refused modes changed nothing");
+	close(dfd);
+	close(bfd);
+	close(rfd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 3)
+		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|other DEVICE MOUNTPOINT | "
+			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
+	what = argv[1];
+	dev = argv[2];
+	mnt = argc > 3 ? argv[3] : NULL;
+	snprintf(opt_gid, sizeof(opt_gid), "nohide_stale_gid=%d", STALE_GID);
+	if (getgrgid(STALE_GID) == NULL)
+		kt_note("group %d has no name here; testing by number", STALE_GID);
+
+	probe_vfs();
+	if (!strcmp(what, "blkdev")) {
+		bool discard = kt_queue_attr(dev, "discard_max_bytes") > 0;
+
+		if (argc > 3 && !strcmp(argv[3], "--expect=discard"))
+			discard = true;
+		else if (argc > 3 && !strcmp(argv[3], "--expect=eopnotsupp"))
+			discard = false;
+		else if (argc > 3)
+			kt_fatal("unknown argument %s", argv[3]);
+		test_blkdev(discard);
+		return kt_done();
+	}
+	if (!mnt)
+		kt_fatal("%s needs a mount point", what);
+	if (mkdir(mnt, 0755) && errno != EEXIST)
+		kt_fatal("mkdir %s: %s", mnt, strerror(errno));
+	if (!strcmp(what, "gate"))
+		test_gate();
+	else if (!strcmp(what, "fiemap"))
+		test_fiemap();
+	else if (!strcmp(what, "stale"))
+		test_stale();
+	else if (!strcmp(what, "jbd2"))
+		test_jbd2();
+	else if (!strcmp(what, "other"))
+		test_other();
+	else
+		kt_fatal("unknown test %s", what);
+	return kt_done();
+}
