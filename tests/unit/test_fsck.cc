@@ -1,0 +1,271 @@
+// Checks that corruption is caught: a flipped data byte fails the checksum
+// (-EIO, counted, never returned), a flipped metadata byte fails the onode
+// crc (-EUCLEAN), and fsck finds and (where it can) repairs leaks, orphans
+// and double use.
+#include <rocksdb/c.h>
+
+#include <set>
+
+#include "helpers.h"
+
+class RawDb {
+public:
+	explicit RawDb(const std::string &path)
+	{
+		rocksdb_options_t *o = rocksdb_options_create();
+		char *err = nullptr;
+		db = rocksdb_open(o, path.c_str(), &err);
+		rocksdb_options_destroy(o);
+		EXPECT_EQ(err, nullptr);
+		wo = rocksdb_writeoptions_create();
+		rocksdb_writeoptions_set_sync(wo, 1);
+		ro = rocksdb_readoptions_create();
+	}
+	~RawDb()
+	{
+		rocksdb_close(db);
+		rocksdb_writeoptions_destroy(wo);
+		rocksdb_readoptions_destroy(ro);
+	}
+	std::string Get(const std::string &k)
+	{
+		char *err = nullptr;
+		size_t vl;
+		char *v = rocksdb_get(db, ro, k.data(), k.size(), &vl, &err);
+		EXPECT_NE(v, nullptr);
+		std::string s(v ? v : "", v ? vl : 0);
+		rocksdb_free(v);
+		return s;
+	}
+	void Put(const std::string &k, const std::string &v)
+	{
+		char *err = nullptr;
+		rocksdb_put(db, wo, k.data(), k.size(), v.data(), v.size(), &err);
+		EXPECT_EQ(err, nullptr);
+	}
+	void Del(const std::string &k)
+	{
+		char *err = nullptr;
+		rocksdb_delete(db, wo, k.data(), k.size(), &err);
+		EXPECT_EQ(err, nullptr);
+	}
+	/* first key with @prefix */
+	std::string First(const std::string &prefix)
+	{
+		rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
+		rocksdb_iter_seek(it, prefix.data(), prefix.size());
+		std::string k;
+		if (rocksdb_iter_valid(it)) {
+			size_t kl;
+			const char *kp = rocksdb_iter_key(it, &kl);
+			k.assign(kp, kl);
+		}
+		rocksdb_iter_destroy(it);
+		return k.compare(0, prefix.size(), prefix) ? std::string() : k;
+	}
+	rocksdb_t *db;
+	rocksdb_writeoptions_t *wo;
+	rocksdb_readoptions_t *ro;
+};
+
+static std::string be64(uint64_t v)
+{
+	std::string s(8, 0);
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		s[(size_t)i] = (char)(v & 0xff);
+	return s;
+}
+
+static std::string onode_key(const std::string &coll, const std::string &name)
+{
+	std::string k = "O";
+	k += (char)(coll.size() >> 8);
+	k += (char)(coll.size() & 0xff);
+	return k + coll + name;
+}
+
+struct Problems {
+	std::multiset<int> kinds;
+	std::vector<std::string> messages;
+};
+
+static void collect(void *arg, const struct rawstore_fsck_problem *p)
+{
+	auto pr = static_cast<Problems *>(arg);
+	pr->kinds.insert(p->kind);
+	pr->messages.push_back(p->message);
+}
+
+class FsckTest : public StoreTest {
+protected:
+	int Fsck(bool deep, bool repair, Problems *pr, struct rawstore_fsck_result *r)
+	{
+		struct rawstore_fsck_opts o;
+		rawstore_fsck_opts_init(&o);
+		o.deep = deep;
+		o.repair = repair;
+		o.fn = collect;
+		o.arg = pr;
+		r->struct_size = sizeof(*r);
+		return rawstore_fsck(st, &o, r);
+	}
+	void CloseStore()
+	{
+		ASSERT_EQ(rawstore_close(st), 0);
+		st = nullptr;
+	}
+	/* Device offset of the first 4 KiB block holding @needle. */
+	uint64_t FindOnDevice(const std::string &needle)
+	{
+		int fd = open(dev.c_str(), O_RDONLY);
+		std::string b(4096, 0);
+		for (uint64_t off = 0; off < dev_size; off += 4096) {
+			if (pread(fd, &b[0], 4096, (off_t)off) != 4096)
+				break;
+			if (!memcmp(b.data(), needle.data(), 4096)) {
+				close(fd);
+				return off;
+			}
+		}
+		close(fd);
+		return 0;
+	}
+};
+
+TEST_F(FsckTest, CorruptDataBlockIsCaughtByChecksum)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(65536, 42);
+	ASSERT_EQ(Write("c", "obj", 0, d), 0);
+	CloseStore();
+	uint64_t off = FindOnDevice(d.substr(8192, 4096));
+	ASSERT_NE(off, 0u);
+	int fd = open(dev.c_str(), O_RDWR);
+	char c;
+	ASSERT_EQ(pread(fd, &c, 1, (off_t)off + 100), 1);
+	c ^= 0x10;
+	ASSERT_EQ(pwrite(fd, &c, 1, (off_t)off + 100), 1);
+	close(fd);
+	ASSERT_EQ(Open(), 0);
+	ssize_t r;
+	std::string got = Read("c", "obj", 0, 65536, &r);
+	EXPECT_EQ(r, -EIO);
+	EXPECT_TRUE(got.empty());
+	/* the other blocks still read */
+	EXPECT_EQ(Read("c", "obj", 0, 8192), d.substr(0, 8192));
+	EXPECT_EQ(Read("c", "obj", 12288, 4096), d.substr(12288, 4096));
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.csum_errors, 1u);
+	/* a partial overwrite of the bad block must not launder it */
+	EXPECT_EQ(Write("c", "obj", 8192 + 10, "xx"), -EIO);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), 0);
+	EXPECT_EQ(Fsck(true, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CSUM), 1u);
+	EXPECT_EQ(res.bytes_checked, 65536u);
+	/* overwriting the whole block heals the object */
+	ASSERT_EQ(Write("c", "obj", 8192, d.substr(8192, 4096)), 0);
+	EXPECT_EQ(Read("c", "obj", 0, 65536), d);
+	ExpectClean();
+}
+
+TEST_F(FsckTest, CorruptMetadataRecordIsCaught)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, pattern(20000, 1)), 0);
+	ASSERT_EQ(Write("c", "ok", 0, pattern(20000, 2)), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = onode_key("c", "obj"), v = db.Get(k);
+		ASSERT_GT(v.size(), 20u);
+		v[17] ^= 1; /* inside the size field */
+		db.Put(k, v);
+	}
+	ASSERT_EQ(Open(), 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "obj", 3, &s), -EUCLEAN);
+	ssize_t r;
+	Read("c", "obj", 0, 10, &r);
+	EXPECT_EQ(r, -EUCLEAN);
+	EXPECT_EQ(Read("c", "ok", 0, 30000), pattern(20000, 2));
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+}
+
+TEST_F(FsckTest, LeakIsFoundAndRepaired)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, pattern(20000, 1)), 0);
+	uint64_t free_before = Statfs().free;
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = db.First("F");
+		ASSERT_FALSE(k.empty());
+		db.Del(k);
+	}
+	ASSERT_EQ(Open(), 0);
+	EXPECT_LT(Statfs().free, free_before);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(res.leaks, 1u);
+	EXPECT_EQ(res.leaked_bytes, free_before);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_LEAK), 1u);
+	EXPECT_EQ(Fsck(false, true, &pr, &res), 0);
+	EXPECT_EQ(res.repaired, 1u);
+	EXPECT_EQ(Statfs().free, free_before);
+	Reopen();
+	EXPECT_EQ(Statfs().free, free_before);
+	ExpectClean();
+	ASSERT_EQ(Write("c", "after", 0, pattern(1 << 20, 3)), 0);
+	EXPECT_EQ(Read("c", "after", 0, 1 << 20), pattern(1 << 20, 3));
+}
+
+TEST_F(FsckTest, OrphanRecordsAreRepaired)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, "x"), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		db.Put("X" + be64(999) + "attr", "v");
+		db.Put("M" + be64(999) + "key", "v");
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_ORPHAN), 2u);
+	EXPECT_EQ(Fsck(false, true, &pr, &res), 0);
+	EXPECT_EQ(res.repaired, 2u);
+	ExpectClean();
+}
+
+TEST_F(FsckTest, UsedAndFreeIsReported)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(65536, 7);
+	ASSERT_EQ(Write("c", "obj", 0, d), 0);
+	CloseStore();
+	uint64_t off = FindOnDevice(d.substr(0, 4096));
+	ASSERT_NE(off, 0u);
+	{
+		RawDb db(meta);
+		std::string v(8, 0);
+		v[1] = 0x10; /* le64 4096 */
+		db.Put("F" + be64(off + 4096), v);
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_GE(pr.kinds.count(RAWSTORE_FSCK_USED_AND_FREE), 1u);
+}
