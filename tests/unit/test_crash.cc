@@ -1,0 +1,196 @@
+// Checks crash consistency: a forked child dies (or loses its unflushed
+// writes) at each step of the write path; afterwards no acknowledged
+// transaction is lost, the interrupted one is all-or-nothing, and fsck
+// finds no leak.
+#include <sys/wait.h>
+
+#include <set>
+
+#include "helpers.h"
+
+extern "C" {
+#include "debug.h"
+}
+
+class CrashTest : public StoreTest, public ::testing::WithParamInterface<int> {
+protected:
+	void CloseStore()
+	{
+		ASSERT_EQ(rawstore_close(st), 0);
+		st = nullptr;
+	}
+	static void Report(int fd, int i)
+	{
+		if (write(fd, &i, sizeof(i)) != sizeof(i))
+			_exit(3);
+	}
+	std::vector<int> Acked(int fd)
+	{
+		std::vector<int> v;
+		int i;
+		while (read(fd, &i, sizeof(i)) == sizeof(i))
+			v.push_back(i);
+		return v;
+	}
+	int Child(int fd, int point)
+	{
+		struct rawstore *s;
+		if (rawstore_open(dev.c_str(), meta.c_str(), nullptr, &s))
+			return 1;
+		for (int i = 0; i < 4; i++) {
+			struct rawstore_txn *t;
+			rawstore_txn_new(&t);
+			std::string n = "acked" + std::to_string(i), d = pattern(30000 + i, i);
+			rawstore_txn_write(t, "c", n.data(), n.size(), 0, d.data(), d.size());
+			if (rawstore_submit(s, t))
+				return 2;
+			rawstore_txn_free(t);
+			Report(fd, i);
+		}
+		rs_debug_set_crash_point(point, 1);
+		struct rawstore_txn *t;
+		rawstore_txn_new(&t);
+		std::string d = pattern(200000, 77), o = pattern(5000, 78);
+		rawstore_txn_write(t, "c", "new", 3, 0, d.data(), d.size());
+		rawstore_txn_write(t, "c", "old", 3, 1000, o.data(), o.size());
+		rawstore_txn_remove(t, "c", "gone", 4);
+		rawstore_txn_setattr(t, "c", "keep", 4, "a", "1", 1);
+		int r = rawstore_submit(s, t);
+		Report(fd, r ? -100 : 100);
+		rawstore_close(s);
+		return 0;
+	}
+};
+
+TEST_P(CrashTest, NoAckedLossNoLeak)
+{
+	int point = GetParam();
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string keep = pattern(100000, 1), old = pattern(65536, 2);
+	ASSERT_EQ(Write("c", "keep", 0, keep), 0);
+	ASSERT_EQ(Write("c", "old", 0, old), 0);
+	ASSERT_EQ(Write("c", "gone", 0, pattern(8192, 3)), 0);
+	CloseStore();
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		_exit(Child(p[1], point));
+	}
+	close(p[1]);
+	std::vector<int> acked = Acked(p[0]);
+	close(p[0]);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT) << "crash point " << point << " not hit";
+	ASSERT_EQ(acked.size(), 4u);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(Read("c", "acked" + std::to_string(i), 0, 40000), pattern(30000 + i, i));
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	bool applied = rawstore_stat(st, "c", "new", 3, &s) == 0;
+	EXPECT_EQ(applied, point == RS_CRASH_AFTER_COMMIT);
+	EXPECT_EQ(Read("c", "keep", 0, 200000), keep);
+	std::string o = old;
+	char buf[4];
+	if (applied) {
+		o.replace(1000, 5000, pattern(5000, 78));
+		EXPECT_EQ(Read("c", "new", 0, 300000), pattern(200000, 77));
+		EXPECT_EQ(rawstore_stat(st, "c", "gone", 4, &s), -ENOENT);
+		EXPECT_EQ(rawstore_getattr(st, "c", "keep", 4, "a", buf, 4), 1);
+	} else {
+		EXPECT_EQ(Read("c", "gone", 0, 10000), pattern(8192, 3));
+		EXPECT_EQ(rawstore_getattr(st, "c", "keep", 4, "a", buf, 4), -ENODATA);
+	}
+	EXPECT_EQ(Read("c", "old", 0, 100000), o);
+	EXPECT_EQ(Statfs().objects, applied ? 7u : 7u);
+	ExpectClean();
+	/* the store keeps working after recovery */
+	ASSERT_EQ(Write("c", "post", 0, pattern(50000, 9)), 0);
+	EXPECT_EQ(Read("c", "post", 0, 60000), pattern(50000, 9));
+	ExpectClean();
+}
+
+INSTANTIATE_TEST_SUITE_P(WritePath, CrashTest,
+			 ::testing::Values(RS_CRASH_MID_DATA, RS_CRASH_BEFORE_FLUSH,
+					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT,
+					   RS_CRASH_AFTER_COMMIT));
+
+/* Many transactions in flight, grouped; the crash hits a later group. */
+TEST_F(CrashTest, GroupCommitCrash)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	CloseStore();
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	const int n = 60;
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		struct rawstore *s;
+		struct rawstore_open_opts oo;
+		rawstore_open_opts_init(&oo);
+		oo.max_group = 8;
+		if (rawstore_open(dev.c_str(), meta.c_str(), &oo, &s))
+			_exit(1);
+		rs_debug_set_crash_point(RS_CRASH_BEFORE_COMMIT, 3);
+		struct Ctx {
+			int fd, i;
+		};
+		static Ctx ctx[n];
+		for (int i = 0; i < n; i++) {
+			struct rawstore_txn *t;
+			rawstore_txn_new(&t);
+			std::string name = "g" + std::to_string(i), d = pattern(16384 + i, i);
+			rawstore_txn_write(t, "c", name.data(), name.size(), 0, d.data(), d.size());
+			rawstore_txn_setattr(t, "c", name.data(), name.size(), "i", &i, sizeof(i));
+			ctx[i] = { p[1], i };
+			rawstore_submit_async(s, t,
+					      [](struct rawstore_txn *tt, int r, void *a) {
+						      auto c = static_cast<Ctx *>(a);
+						      if (!r)
+							      Report(c->fd, c->i);
+						      rawstore_txn_free(tt);
+					      },
+					      &ctx[i]);
+		}
+		rawstore_close(s);
+		_exit(0);
+	}
+	close(p[1]);
+	std::vector<int> acked = Acked(p[0]);
+	close(p[0]);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ASSERT_EQ(Open(), 0);
+	std::set<int> ack(acked.begin(), acked.end());
+	uint64_t present = 0;
+	for (int i = 0; i < n; i++) {
+		std::string name = "g" + std::to_string(i);
+		struct rawstore_stat s;
+		s.struct_size = sizeof(s);
+		int r = rawstore_stat(st, "c", name.data(), name.size(), &s);
+		if (ack.count(i)) {
+			EXPECT_EQ(r, 0) << "acknowledged txn " << i << " lost";
+		}
+		if (r)
+			continue;
+		present++;
+		EXPECT_EQ(Read("c", name, 0, 20000), pattern(16384 + i, i));
+		int v = -1;
+		EXPECT_EQ(rawstore_getattr(st, "c", name.data(), name.size(), "i", &v, sizeof(v)),
+			  (ssize_t)sizeof(v));
+		EXPECT_EQ(v, i);
+	}
+	EXPECT_GE(present, ack.size());
+	EXPECT_LT(present, (uint64_t)n);
+	EXPECT_EQ(Statfs().objects, present);
+	ExpectClean();
+}
