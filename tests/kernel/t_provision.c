@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t_provision: "ensure space exists" on block devices (REQ_OP_PROVISION,
+ * reached through fallocate mode 0 and FALLOC_FL_KEEP_SIZE), on devices
+ * that cannot provision and on loop devices over files:
+ *
+ *  t_provision none DEV
+ *    queue/provision_max_bytes reads 0; mode 0, KEEP_SIZE and
+ *    UNSHARE_RANGE (with and without KEEP_SIZE) give EOPNOTSUPP and change
+ *    nothing (virtio-blk, scsi_debug, dm-linear over them).
+ *  t_provision loop DEV FILE
+ *    DEV maps FILE (a sparse file) from offset 0: provision_max_bytes > 0;
+ *    provisioning grows FILE's st_blocks by exactly the unallocated part
+ *    of the range, keeps data already written (on the device and dirty or
+ *    clean in the page cache), unwritten parts read zeros, a second
+ *    provision is a no-op; misaligned ranges -> EINVAL, ranges at/after
+ *    the end -> EINVAL, ranges crossing the end are clamped with KEEP_SIZE
+ *    and refused without; UNSHARE_RANGE stays EOPNOTSUPP; a read-only fd
+ *    gets EBADF.
+ *  t_provision enospc DEV FILE FILLER
+ *    FILE lives on a nearly full file system where FILLER takes the space:
+ *    provisioning more than is free gives ENOSPC (not EIO), data on DEV is
+ *    unchanged and the range still reads zeros; once FILLER is gone the
+ *    same range provisions, takes a full write and reads it back.
+ *
+ * DESTROYS the data on DEV.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+
+static const char *dev;
+static int dfd; /* O_DIRECT */
+static unsigned int lbs;
+static uint64_t size;
+
+static void expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what)
+{
+	uint64_t bad = kt_verify(fd, off, len, seed);
+
+	kt_check(bad == UINT64_MAX, "%s: [%llu, +%llu) reads %s%s%llu", what,
+		 (unsigned long long)off, (unsigned long long)len, seed ? "the pattern" : "zeros",
+		 bad == UINT64_MAX ? "" : ", first mismatch at ",
+		 bad == UINT64_MAX ? 0ull : (unsigned long long)bad);
+}
+
+/* st_blocks (512-byte units) of path, after flushing the device to it. */
+static long long file_blocks(const char *path)
+{
+	struct stat st;
+
+	if (fsync(dfd))
+		kt_fatal("fsync %s: %s", dev, strerror(errno));
+	if (stat(path, &st))
+		kt_fatal("stat %s: %s", path, strerror(errno));
+	return (long long)st.st_blocks;
+}
+
+static void open_dev(const char *path)
+{
+	dev = path;
+	dfd = open(dev, O_RDWR | O_DIRECT);
+	if (dfd < 0)
+		kt_fatal("open %s: %s", dev, strerror(errno));
+	lbs = kt_lbs(dfd);
+	size = kt_dev_size(dfd);
+	kt_note("%s: %llu bytes, %u-byte logical blocks, provision_max_bytes %lld", dev,
+		(unsigned long long)size, lbs, kt_queue_attr(dev, "provision_max_bytes"));
+}
+
+static int cmd_none(void)
+{
+	static const struct { const char *name; int mode; } modes[] = {
+		{ "mode 0", 0 },
+		{ "KEEP_SIZE", FALLOC_FL_KEEP_SIZE },
+		{ "UNSHARE_RANGE", FALLOC_FL_UNSHARE_RANGE },
+		{ "UNSHARE_RANGE|KEEP_SIZE", FALLOC_FL_UNSHARE_RANGE | FALLOC_FL_KEEP_SIZE },
+	};
+	uint64_t base = 2 * MiB;
+	long long max = kt_queue_attr(dev, "provision_max_bytes");
+
+	/* Absent (-1) on kernels without the provision patches: same meaning. */
+	kt_check(max == 0 || max == -1,
+		 "queue/provision_max_bytes is 0 (or absent) on a device without provision (%lld)",
+		 max);
+	kt_fill(dfd, base, MiB, 31);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), -EOPNOTSUPP, "%s",
+			     modes[i].name);
+	expect_range(dfd, base, MiB, 31, "refused provision changed nothing");
+	return kt_done();
+}
+
+/*
+ * Provision [off, +len) with mode and check how much FILE grew: by exactly
+ * grow_bytes of data, plus at most one file system block (4 KiB) when the
+ * backing file's extent map needs a block of its own.
+ */
+static void provision_grows(const char *file, int mode, uint64_t off, uint64_t len,
+			    uint64_t grow_bytes, const char *what)
+{
+	long long before = file_blocks(file), after, want = (long long)(grow_bytes / 512);
+
+	kt_expect_eq(kt_fallocate(dfd, mode, off, len), 0, "%s: provision [%llu, +%llu)", what,
+		     (unsigned long long)off, (unsigned long long)len);
+	after = file_blocks(file);
+	if (!grow_bytes)
+		kt_check(after == before, "%s: backing file st_blocks unchanged (%lld -> %lld)",
+			 what, before, after);
+	else
+		kt_check(after - before >= want && after - before <= want + 8,
+			 "%s: backing file st_blocks grew by %lld sectors (want %lld, +8 for "
+			 "extent metadata)", what, after - before, want);
+}
+
+static void loop_basic(const char *file)
+{
+	uint64_t base = MiB;
+
+	kt_check(kt_queue_attr(dev, "provision_max_bytes") > 0,
+		 "queue/provision_max_bytes is non-zero (%lld)",
+		 kt_queue_attr(dev, "provision_max_bytes"));
+
+	/* 64 KiB of data in the middle of a 1 MiB hole. */
+	kt_fill(dfd, base + 64 * KiB, 64 * KiB, 41);
+	provision_grows(file, 0, base, MiB, MiB - 64 * KiB, "mode 0 around written data");
+	expect_range(dfd, base + 64 * KiB, 64 * KiB, 41, "data written before provision");
+	expect_range(dfd, base, 64 * KiB, 0, "unwritten part before the data");
+	expect_range(dfd, base + 128 * KiB, MiB - 128 * KiB, 0, "unwritten part after the data");
+	provision_grows(file, 0, base, MiB, 0, "second provision of the same range");
+	provision_grows(file, FALLOC_FL_KEEP_SIZE, 3 * MiB, 512 * KiB, 512 * KiB, "KEEP_SIZE");
+	expect_range(dfd, 3 * MiB, 512 * KiB, 0, "provisioned range");
+
+	/* A write into provisioned space needs no allocation. */
+	provision_grows(file, 0, 4 * MiB, 256 * KiB, 256 * KiB, "mode 0 before a write");
+	{
+		long long before = file_blocks(file);
+
+		kt_fill(dfd, 4 * MiB, 256 * KiB, 42);
+		kt_expect_eq(file_blocks(file) - before, 0,
+			     "writing provisioned space grows the backing file by nothing");
+		expect_range(dfd, 4 * MiB, 256 * KiB, 42, "data written into provisioned space");
+	}
+}
+
+static void loop_checks(void)
+{
+	uint64_t half = lbs / 2, base = 6 * MiB, last = size - lbs;
+	int rfd;
+
+	kt_fill(dfd, base, MiB, 43);
+	kt_expect_eq(kt_fallocate(dfd, 0, base + half, lbs), -EINVAL, "misaligned offset +%llu",
+		     (unsigned long long)half);
+	kt_expect_eq(kt_fallocate(dfd, 0, base, lbs + half), -EINVAL, "misaligned length %llu",
+		     (unsigned long long)(lbs + half));
+	if (lbs > 512)
+		kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, base + 512, lbs), -EINVAL,
+			     "512-aligned offset on a %u-byte-sector device", lbs);
+	kt_expect_eq(kt_fallocate(dfd, 0, base, 0), -EINVAL, "length 0");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_UNSHARE_RANGE, base, MiB), -EOPNOTSUPP,
+		     "UNSHARE_RANGE");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_UNSHARE_RANGE | FALLOC_FL_KEEP_SIZE, base, MiB),
+		     -EOPNOTSUPP, "UNSHARE_RANGE|KEEP_SIZE");
+	expect_range(dfd, base, MiB, 43, "refused requests changed nothing");
+
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, size, lbs), -EINVAL,
+		     "KEEP_SIZE starting at the device end");
+	kt_expect_eq(kt_fallocate(dfd, 0, size + MiB, lbs), -EINVAL,
+		     "mode 0 starting past the device end");
+	kt_fill(dfd, last, lbs, 44);
+	kt_expect_eq(kt_fallocate(dfd, 0, last, 2 * lbs), -EINVAL,
+		     "mode 0 crossing the end without KEEP_SIZE");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, last - lbs, 8 * lbs), 0,
+		     "KEEP_SIZE crossing the end is clamped");
+	expect_range(dfd, last, lbs, 44, "last block keeps its data");
+	expect_range(dfd, last - lbs, lbs, 0, "block before it reads zeros");
+
+	rfd = open(dev, O_RDONLY);
+	if (rfd < 0)
+		kt_fatal("open %s read-only: %s", dev, strerror(errno));
+	kt_expect_eq(kt_fallocate(rfd, 0, base, MiB), -EBADF, "mode 0 on a read-only fd");
+	close(rfd);
+}
+
+/* Provisioning does not invalidate the page cache: cached data survives. */
+static void loop_page_cache(bool sync_first)
+{
+	uint64_t base = 8 * MiB + (sync_first ? MiB : 0);
+	int bfd = open(dev, O_RDWR);
+	uint64_t bad;
+
+	if (bfd < 0)
+		kt_fatal("open %s buffered: %s", dev, strerror(errno));
+	kt_fill(bfd, base + 64 * KiB, 64 * KiB, 45);
+	if (sync_first) {
+		fsync(bfd);
+		kt_verify(bfd, base + 64 * KiB, 64 * KiB, 45);
+	}
+	kt_expect_eq(kt_fallocate(bfd, 0, base, 256 * KiB), 0, "provision over %s cached pages",
+		     sync_first ? "clean" : "dirty");
+	bad = kt_verify(bfd, base + 64 * KiB, 64 * KiB, 45);
+	kt_check(bad == UINT64_MAX, "buffered read after provision returns the %s data",
+		 sync_first ? "clean" : "dirty");
+	fsync(bfd);
+	expect_range(dfd, base + 64 * KiB, 64 * KiB, 45, "after fsync the device holds the data");
+	expect_range(dfd, base, 64 * KiB, 0, "the rest of the range reads zeros");
+	close(bfd);
+}
+
+static int cmd_loop(const char *file)
+{
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0 &&
+	    kt_fallocate(dfd, 0, 0, lbs) == -EOPNOTSUPP)
+		kt_skip("%s does not provision (kernel without REQ_OP_PROVISION?)", dev);
+	if (size < 16 * MiB)
+		kt_fatal("%s: need at least 16 MiB", dev);
+	loop_basic(file);
+	loop_checks();
+	loop_page_cache(false);
+	loop_page_cache(true);
+	return kt_done();
+}
+
+static int cmd_enospc(const char *file, const char *filler)
+{
+	uint64_t len = size, data = 64 * KiB;
+	struct stat st;
+	int rc;
+
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_skip("%s does not provision", dev);
+	kt_fill(dfd, 0, data, 51);
+	fsync(dfd);
+	rc = kt_fallocate(dfd, 0, 0, len);
+	kt_expect_eq(rc, -ENOSPC, "provision of %llu MiB with less free gives ENOSPC",
+		     (unsigned long long)(len / MiB));
+	expect_range(dfd, 0, data, 51, "data written before the failed provision");
+	expect_range(dfd, data, len - data, 0, "the rest of the device still reads zeros");
+
+	/* Free the space: the range now provisions and takes a full write. */
+	if (unlink(filler))
+		kt_fatal("unlink %s: %s", filler, strerror(errno));
+	sync();
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, len), 0, "provision after freeing space");
+	if (stat(file, &st))
+		kt_fatal("stat %s: %s", file, strerror(errno));
+	kt_check((uint64_t)st.st_blocks * 512 >= len,
+		 "backing file holds the whole range (%llu bytes allocated)",
+		 (unsigned long long)st.st_blocks * 512);
+	kt_fill(dfd, 0, len, 52);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "fsync after writing the whole device");
+	expect_range(dfd, 0, len, 52, "whole device written after provision");
+	return kt_done();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		kt_fatal("usage: t_provision none DEV | loop DEV FILE | enospc DEV FILE FILLER");
+	open_dev(argv[2]);
+	if (!strcmp(argv[1], "none"))
+		return cmd_none();
+	if (!strcmp(argv[1], "loop") && argc == 4)
+		return cmd_loop(argv[3]);
+	if (!strcmp(argv[1], "enospc") && argc == 5)
+		return cmd_enospc(argv[3], argv[4]);
+	kt_fatal("unknown command or wrong arguments: %s", argv[1]);
+}

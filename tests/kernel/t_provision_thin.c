@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t_provision_thin: provision (fallocate mode 0 / KEEP_SIZE) on dm-thin,
+ * counted in the pool's used data blocks (`dmsetup status POOL`):
+ *
+ *  t_provision_thin basic THIN POOL
+ *    provision_max_bytes > 0 on THIN and 0 on the pool device; provisioning
+ *    N unmapped thin blocks uses N more data blocks, a second provision
+ *    none; a request covering part of a block provisions the whole block
+ *    (one block for 4 KiB, two for 8 KiB straddling a boundary); blocks
+ *    already mapped complete without allocating and keep their data;
+ *    provisioned blocks read zeros and later writes to them allocate
+ *    nothing; dirty page-cache data survives; misaligned -> EINVAL,
+ *    UNSHARE_RANGE -> EOPNOTSUPP.
+ *  t_provision_thin snap POOL ID
+ *    creates thin ID with data, snapshots it (ID+1), provisions the
+ *    snapshot: every shared block gets its own copy (used grows by the
+ *    shared count), data on both sides unchanged, and afterwards writes
+ *    to either device allocate nothing.  Removes both devices.
+ *  t_provision_thin enospc THIN POOL [--min-wait=SEC]
+ *    on a fresh pool smaller than THIN, before any write: provisioning more
+ *    than the pool holds fails with ENOSPC (after at least SEC seconds, for
+ *    a pool queueing with a no_space_timeout of SEC), the pool reports
+ *    out_of_data_space with every block used, and THIN reads zeros.
+ *  t_provision_thin fit THIN POOL
+ *    on a fresh pool: provisioning exactly the pool's size succeeds, the
+ *    whole range then takes writes; one block more gives ENOSPC at once
+ *    (error_if_no_space) and the written data stays intact.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+
+static const char *dev, *pool;
+static int dfd; /* O_DIRECT */
+static unsigned int lbs;
+static uint64_t size;
+
+struct pool_status {
+	long long used, total; /* data blocks */
+	char mode[32];         /* rw, ro, out_of_data_space, Fail */
+};
+
+/* Parse `dmsetup status POOL`: "0 LEN thin-pool TX M/M D/D ROOT MODE ...". */
+static struct pool_status pool_status(void)
+{
+	struct pool_status ps = { -1, -1, "" };
+	char cmd[256], line[512];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "dmsetup status %s", pool);
+	f = popen(cmd, "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		kt_fatal("%s failed", cmd);
+	pclose(f);
+	if (sscanf(line, "%*s %*s thin-pool %*s %*s %lld/%lld %*s %31s", &ps.used, &ps.total,
+		   ps.mode) != 3)
+		kt_fatal("cannot parse pool status: %s", line);
+	return ps;
+}
+
+static long long used(void)
+{
+	return pool_status().used;
+}
+
+static void expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what)
+{
+	uint64_t bad = kt_verify(fd, off, len, seed);
+
+	kt_check(bad == UINT64_MAX, "%s: [%llu, +%llu) reads %s%s%llu", what,
+		 (unsigned long long)off, (unsigned long long)len, seed ? "the pattern" : "zeros",
+		 bad == UINT64_MAX ? "" : ", first mismatch at ",
+		 bad == UINT64_MAX ? 0ull : (unsigned long long)bad);
+}
+
+static int open_direct(const char *path)
+{
+	int fd = open(path, O_RDWR | O_DIRECT);
+
+	if (fd < 0)
+		kt_fatal("open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void open_dev(const char *path)
+{
+	dev = path;
+	dfd = open_direct(dev);
+	lbs = kt_lbs(dfd);
+	size = kt_dev_size(dfd);
+	kt_note("%s: %llu bytes, %u-byte logical blocks, provision_max_bytes %lld", dev,
+		(unsigned long long)size, lbs, kt_queue_attr(dev, "provision_max_bytes"));
+}
+
+/* Provision [off, +len) on fd and check the pool's used count grows by blocks. */
+static void provision_uses(int fd, int mode, uint64_t off, uint64_t len, long long blocks,
+			   const char *what)
+{
+	long long before = used(), after;
+
+	kt_expect_eq(kt_fallocate(fd, mode, off, len), 0, "%s: provision [%llu, +%llu)", what,
+		     (unsigned long long)off, (unsigned long long)len);
+	after = used();
+	kt_expect_eq(after - before, blocks, "%s: used data blocks %lld -> %lld, grew by", what,
+		     before, after);
+}
+
+static void skip_unless_provision(void)
+{
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0 &&
+	    kt_fallocate(dfd, 0, 0, lbs) == -EOPNOTSUPP)
+		kt_skip("%s does not provision (kernel without REQ_OP_PROVISION?)", dev);
+}
+
+static int cmd_basic(void)
+{
+	const uint64_t blk = 64 * KiB; /* the pool's block size (k_provision.sh) */
+	char pooldev[128];
+	long long before;
+	int bfd;
+
+	skip_unless_provision();
+	snprintf(pooldev, sizeof(pooldev), "/dev/mapper/%s", pool);
+	kt_check(kt_queue_attr(dev, "provision_max_bytes") > 0,
+		 "queue/provision_max_bytes is non-zero on thin (%lld)",
+		 kt_queue_attr(dev, "provision_max_bytes"));
+	kt_expect_eq(kt_queue_attr(pooldev, "provision_max_bytes"), 0,
+		     "queue/provision_max_bytes is 0 on the pool device");
+
+	provision_uses(dfd, 0, 0, 16 * blk, 16, "mode 0, 16 unmapped blocks");
+	expect_range(dfd, 0, 16 * blk, 0, "provisioned blocks");
+	provision_uses(dfd, 0, 0, 16 * blk, 0, "second provision of the same range");
+	provision_uses(dfd, FALLOC_FL_KEEP_SIZE, 16 * blk, 8 * blk, 8, "KEEP_SIZE, 8 blocks");
+	provision_uses(dfd, 0, 32 * blk + 4 * KiB, 4 * KiB, 1, "4 KiB inside one block");
+	provision_uses(dfd, 0, 32 * blk + 8 * KiB, 4 * KiB, 0, "4 KiB more of that block");
+	provision_uses(dfd, 0, 34 * blk - 4 * KiB, 8 * KiB, 2, "8 KiB across a block boundary");
+
+	/* Data already there: a written block is kept, its neighbour provisioned. */
+	kt_fill(dfd, 40 * blk + 16 * KiB, 16 * KiB, 61);
+	provision_uses(dfd, 0, 40 * blk, 2 * blk, 1, "a written block and an unmapped one");
+	expect_range(dfd, 40 * blk + 16 * KiB, 16 * KiB, 61, "data written before provision");
+	expect_range(dfd, 40 * blk, 16 * KiB, 0, "written block, unwritten part before");
+	expect_range(dfd, 40 * blk + 32 * KiB, blk + 32 * KiB, 0,
+		     "written block's rest and the provisioned block");
+
+	/* Writes into provisioned blocks need no allocation. */
+	before = used();
+	kt_fill(dfd, 0, 24 * blk, 62);
+	fsync(dfd);
+	kt_expect_eq(used() - before, 0, "writing 24 provisioned blocks allocates");
+	expect_range(dfd, 0, 24 * blk, 62, "data written into provisioned blocks");
+
+	/* Dirty page-cache data is neither dropped nor zeroed. */
+	bfd = open(dev, O_RDWR);
+	if (bfd < 0)
+		kt_fatal("open %s buffered: %s", dev, strerror(errno));
+	kt_fill(bfd, 48 * blk + 4 * KiB, 8 * KiB, 63);
+	kt_expect_eq(kt_fallocate(bfd, 0, 48 * blk, blk), 0, "provision over dirty cached pages");
+	kt_check(kt_verify(bfd, 48 * blk + 4 * KiB, 8 * KiB, 63) == UINT64_MAX,
+		 "buffered read after provision returns the dirty data");
+	fsync(bfd);
+	close(bfd);
+	expect_range(dfd, 48 * blk + 4 * KiB, 8 * KiB, 63, "after fsync the device holds it");
+
+	kt_expect_eq(kt_fallocate(dfd, 0, 50 * blk + lbs / 2, lbs), -EINVAL, "misaligned offset");
+	kt_expect_eq(kt_fallocate(dfd, 0, 50 * blk, lbs + lbs / 2), -EINVAL, "misaligned length");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_UNSHARE_RANGE, 50 * blk, blk), -EOPNOTSUPP,
+		     "UNSHARE_RANGE");
+	kt_expect_eq(kt_fallocate(dfd, 0, size, blk), -EINVAL, "starting at the device end");
+	return kt_done();
+}
+
+static int sh_ok(const char *what, int rc)
+{
+	if (rc != 0)
+		kt_fatal("%s failed (exit %d)", what, rc);
+	return rc;
+}
+
+static int cmd_snap(unsigned int id)
+{
+	const uint64_t blk = 64 * KiB, len = 32 * blk, vsize = 16 * MiB;
+	char origin[64], snap[64], opath[96], spath[96];
+	long long before;
+	int ofd, sfd;
+
+	snprintf(origin, sizeof(origin), "%s-o%u", pool, id);
+	snprintf(snap, sizeof(snap), "%s-s%u", pool, id + 1);
+	snprintf(opath, sizeof(opath), "/dev/mapper/%s", origin);
+	snprintf(spath, sizeof(spath), "/dev/mapper/%s", snap);
+
+	sh_ok("create_thin", kt_sh("dmsetup message %s 0 'create_thin %u' && "
+				   "dmsetup create %s --table '0 %llu thin /dev/mapper/%s %u'",
+				   pool, id, origin, (unsigned long long)(vsize / 512), pool, id));
+	ofd = open_direct(opath);
+	dev = opath;
+	dfd = ofd;
+	lbs = kt_lbs(ofd);
+	size = kt_dev_size(ofd);
+	skip_unless_provision();
+	kt_fill(ofd, 0, len, 71);
+	fsync(ofd);
+	sh_ok("create_snap", kt_sh("dmsetup suspend %s && dmsetup message %s 0 'create_snap %u %u'"
+				   " && dmsetup resume %s && dmsetup create %s --table "
+				   "'0 %llu thin /dev/mapper/%s %u'", origin, pool, id + 1, id,
+				   origin, snap, (unsigned long long)(vsize / 512), pool, id + 1));
+	sfd = open_direct(spath);
+	expect_range(sfd, 0, len, 71, "snapshot shares the origin's data");
+
+	provision_uses(sfd, 0, 0, len, 32, "provision of 32 shared blocks on the snapshot");
+	expect_range(sfd, 0, len, 71, "snapshot data after unsharing");
+	expect_range(ofd, 0, len, 71, "origin data after unsharing");
+	provision_uses(sfd, 0, 0, len, 0, "second provision on the snapshot");
+	provision_uses(ofd, 0, 0, len, 0, "provision on the origin (no longer shared)");
+
+	before = used();
+	kt_fill(sfd, 0, len, 72);
+	fsync(sfd);
+	kt_fill(ofd, 0, len, 73);
+	fsync(ofd);
+	kt_expect_eq(used() - before, 0, "writes to snapshot and origin afterwards allocate");
+	expect_range(sfd, 0, len, 72, "snapshot has its own data");
+	expect_range(ofd, 0, len, 73, "origin has its own data");
+
+	close(sfd);
+	close(ofd);
+	kt_sh("dmsetup remove %s; dmsetup remove %s", snap, origin);
+	return kt_done();
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_enospc(double min_wait)
+{
+	struct pool_status ps = pool_status();
+	uint64_t blk, len;
+	double t;
+	int rc;
+
+	skip_unless_provision();
+	if (ps.used != 0)
+		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
+	blk = 64 * KiB;
+	len = 2 * (uint64_t)ps.total * blk;
+	if (len > size)
+		kt_fatal("%s (%llu bytes) is not larger than twice the pool", dev,
+			 (unsigned long long)size);
+	t = now();
+	rc = kt_fallocate(dfd, 0, 0, len);
+	t = now() - t;
+	kt_expect_eq(rc, -ENOSPC, "provision of %llu blocks on a pool of %lld",
+		     (unsigned long long)(len / blk), ps.total);
+	kt_check(t >= min_wait, "failed after %.1f s (queue mode waits >= %.0f s)", t, min_wait);
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "out_of_data_space"), "pool mode is %s", ps.mode);
+	kt_expect_eq(ps.used, ps.total, "every data block used (%lld/%lld), count", ps.used,
+		     ps.total);
+	expect_range(dfd, 0, len, 0, "thin device still reads zeros");
+	return kt_done();
+}
+
+static int cmd_fit(void)
+{
+	struct pool_status ps = pool_status();
+	uint64_t blk = 64 * KiB, len;
+	double t;
+	int rc;
+
+	skip_unless_provision();
+	if (ps.used != 0)
+		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
+	len = (uint64_t)ps.total * blk;
+	provision_uses(dfd, 0, 0, len, ps.total, "provision of exactly the pool's size");
+	kt_fill(dfd, 0, len, 81);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "writes to the whole provisioned range");
+	t = now();
+	rc = kt_fallocate(dfd, 0, len, blk);
+	t = now() - t;
+	kt_expect_eq(rc, -ENOSPC, "one block more");
+	kt_check(t < 5, "ENOSPC came at once (%.2f s)", t);
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "out_of_data_space"), "pool mode is %s", ps.mode);
+	provision_uses(dfd, 0, 0, len, 0, "provision of mapped blocks on a full pool");
+	expect_range(dfd, 0, len, 81, "written data intact");
+	kt_fill(dfd, 0, blk, 82);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "a write to a provisioned block on a full pool");
+	return kt_done();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && !strcmp(argv[1], "snap")) {
+		pool = argv[2];
+		return cmd_snap((unsigned int)strtoul(argv[3], NULL, 0));
+	}
+	if (argc < 4)
+		kt_fatal("usage: t_provision_thin basic|enospc|fit THIN POOL | snap POOL ID");
+	pool = argv[3];
+	open_dev(argv[2]);
+	if (!strcmp(argv[1], "basic"))
+		return cmd_basic();
+	if (!strcmp(argv[1], "fit"))
+		return cmd_fit();
+	if (!strcmp(argv[1], "enospc")) {
+		double min_wait = 0;
+
+		if (argc > 4 && !strncmp(argv[4], "--min-wait=", 11))
+			min_wait = atof(argv[4] + 11);
+		return cmd_enospc(min_wait);
+	}
+	kt_fatal("unknown command %s", argv[1]);
+}
