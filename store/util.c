@@ -43,7 +43,8 @@ int rs_err(struct rawstore *st, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_err, sizeof(last_err), fmt, ap);
 	va_end(ap);
-	rs_log(st, RAWSTORE_LOG_ERR, "%s (%s)", last_err, rawstore_strerror(err));
+	/* The caller gets the error and rawstore_errmsg(); log it at info only. */
+	rs_log(st, RAWSTORE_LOG_INFO, "%s (%s)", last_err, rawstore_strerror(err));
 	return err;
 }
 

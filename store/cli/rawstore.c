@@ -1,32 +1,461 @@
 // SPDX-License-Identifier: MIT
 /* rawstore: the operator's command for a rawstore device. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rawstore/rawstore.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rawstore <command> [args]\n"
-		   "commands:\n"
-		   "  version   print the library version\n");
+	fprintf(f,
+		"usage: rawstore <command> [options] <device> <metadata-dir> [args]\n"
+		"commands:\n"
+		"  mkfs    [--min-alloc N] [--csum-block N] [--inline-max N] [--size BYTES]\n"
+		"          [--force] DEV META      create a store\n"
+		"  fsck    [--deep] [--repair] [--json] DEV META\n"
+		"                                  check (deep: verify every checksum);\n"
+		"                                  repair returns leaked space\n"
+		"  statfs  [--json] DEV META        space and object counts\n"
+		"  info    [--json] DEV META        geometry, I/O engine, format\n"
+		"  ls      DEV META [COLL]          list collections, or objects of COLL\n"
+		"  stat    DEV META COLL NAME       one object's size and allocation\n"
+		"  cat     DEV META COLL NAME       write an object's data to stdout\n"
+		"  reclaim DEV META                 punch freed ranges not yet punched\n"
+		"  version                          print the library version\n"
+		"exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems\n");
+}
+
+static int fail(const char *what, int err)
+{
+	const char *detail = rawstore_errmsg();
+
+	fprintf(stderr, "rawstore %s: %s%s%s\n", what, rawstore_strerror(err),
+		*detail ? ": " : "", detail);
+	return 1;
+}
+
+static int open_store(int argc, char **argv, struct rawstore **st)
+{
+	int ret;
+
+	if (argc - optind < 2) {
+		usage(stderr);
+		return 2;
+	}
+	ret = rawstore_open(argv[optind], argv[optind + 1], NULL, st);
+	if (ret)
+		return fail("open", ret);
+	return 0;
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'k': case 'K':
+		return v << 10;
+	case 'm': case 'M':
+		return v << 20;
+	case 'g': case 'G':
+		return v << 30;
+	default:
+		return v;
+	}
+}
+
+static int cmd_mkfs(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "min-alloc", required_argument, 0, 'a' },
+		{ "csum-block", required_argument, 0, 'c' },
+		{ "inline-max", required_argument, 0, 'i' },
+		{ "size", required_argument, 0, 's' },
+		{ "force", no_argument, 0, 'f' },
+		{ 0, 0, 0, 0 },
+	};
+	struct rawstore_mkfs_opts o;
+	int c, ret;
+
+	rawstore_mkfs_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "a:c:i:s:f", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			o.min_alloc_size = (uint32_t)parse_size(optarg);
+			break;
+		case 'c':
+			o.csum_block_size = (uint32_t)parse_size(optarg);
+			break;
+		case 'i':
+			o.inline_max = (uint32_t)parse_size(optarg);
+			break;
+		case 's':
+			o.device_size = parse_size(optarg);
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
+	if (ret)
+		return fail("mkfs", ret);
+	printf("created rawstore on %s (metadata in %s)\n", argv[optind], argv[optind + 1]);
+	return 0;
+}
+
+static void json_str(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < len; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			printf("\\%c", s[i]);
+		else if (s[i] < 0x20 || s[i] >= 0x7f)
+			printf("\\u%04x", s[i]);
+		else
+			putchar(s[i]);
+	}
+	putchar('"');
+}
+
+struct fsck_out {
+	bool json;
+	int n;
+};
+
+static void fsck_problem(void *arg, const struct rawstore_fsck_problem *p)
+{
+	struct fsck_out *o = arg;
+
+	if (!o->json) {
+		printf("%s%s: %s", p->kind_name, p->repaired ? " (repaired)" : "", p->message);
+		if (p->coll) {
+			printf(" [object %s/", p->coll);
+			fwrite(p->name, 1, p->name_len, stdout);
+			putchar(']');
+		}
+		putchar('\n');
+		return;
+	}
+	printf("%s\n    {\"kind\": \"%s\", \"message\": ", o->n++ ? "," : "", p->kind_name);
+	json_str(p->message, strlen(p->message));
+	if (p->coll) {
+		printf(", \"collection\": ");
+		json_str(p->coll, strlen(p->coll));
+		printf(", \"object\": ");
+		json_str(p->name, p->name_len);
+	}
+	printf(", \"offset\": %" PRIu64 ", \"length\": %" PRIu64 ", \"repaired\": %s}",
+	       p->offset, p->length, p->repaired ? "true" : "false");
+}
+
+static int cmd_fsck(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "deep", no_argument, 0, 'd' },
+		{ "repair", no_argument, 0, 'r' },
+		{ "json", no_argument, 0, 'j' },
+		{ 0, 0, 0, 0 },
+	};
+	struct rawstore_fsck_opts o;
+	struct rawstore_fsck_result r;
+	struct fsck_out out = { false, 0 };
+	struct rawstore *st;
+	int c, ret;
+
+	rawstore_fsck_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "drj", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.deep = 1;
+			break;
+		case 'r':
+			o.repair = 1;
+			break;
+		case 'j':
+			out.json = true;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	o.fn = fsck_problem;
+	o.arg = &out;
+	r.struct_size = sizeof(r);
+	if (out.json)
+		printf("{\n  \"problems\": [");
+	ret = rawstore_fsck(st, &o, &r);
+	if (out.json) {
+		printf("%s],\n  \"objects\": %" PRIu64 ", \"extents\": %" PRIu64
+		       ", \"bytes_checked\": %" PRIu64 ", \"errors\": %" PRIu64
+		       ", \"leaks\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+		       ", \"repaired\": %" PRIu64 ", \"clean\": %s\n}\n", out.n ? "\n  " : "",
+		       r.objects, r.extents, r.bytes_checked, r.errors, r.leaks, r.leaked_bytes,
+		       r.repaired, ret ? "false" : "true");
+	} else if (ret == 0 || ret == -EUCLEAN) {
+		printf("%" PRIu64 " objects, %" PRIu64 " extents%s: %" PRIu64 " problems, %" PRIu64
+		       " repaired (%" PRIu64 " leaks, %" PRIu64 " bytes leaked)\n", r.objects,
+		       r.extents, o.deep ? " (checksums verified)" : "", r.errors, r.repaired,
+		       r.leaks, r.leaked_bytes);
+	}
+	c = rawstore_close(st);
+	if (ret == -EUCLEAN)
+		return 4;
+	if (ret)
+		return fail("fsck", ret);
+	return c ? fail("close", c) : 0;
+}
+
+static bool want_json(int argc, char **argv)
+{
+	static const struct option lo[] = { { "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 } };
+	bool json = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "j", lo, NULL)) != -1)
+		if (c == 'j')
+			json = true;
+	return json;
+}
+
+static void human(uint64_t v, char *buf, size_t len)
+{
+	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int i = 0;
+
+	while (d >= 1024 && i < 4) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+}
+
+static int cmd_statfs(int argc, char **argv)
+{
+	bool json = want_json(argc, argv);
+	struct rawstore_statfs s;
+	struct rawstore *st;
+	char a[32], b[32], c[32], d[32], e[32];
+	int ret;
+
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	s.struct_size = sizeof(s);
+	ret = rawstore_statfs(st, &s);
+	rawstore_close(st);
+	if (ret)
+		return fail("statfs", ret);
+	if (json) {
+		printf("{\"device_size\": %" PRIu64 ", \"data_size\": %" PRIu64
+		       ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64 ", \"unpunched\": %" PRIu64
+		       ", \"free_extents\": %" PRIu64 ", \"largest_free\": %" PRIu64
+		       ", \"objects\": %" PRIu64 ", \"collections\": %" PRIu64
+		       ", \"min_alloc_size\": %u}\n", s.device_size, s.data_size, s.allocated,
+		       s.free, s.unpunched, s.free_extents, s.largest_free, s.objects,
+		       s.collections, s.min_alloc_size);
+		return 0;
+	}
+	human(s.device_size, a, sizeof(a));
+	human(s.data_size, b, sizeof(b));
+	human(s.allocated, c, sizeof(c));
+	human(s.free, d, sizeof(d));
+	human(s.unpunched, e, sizeof(e));
+	printf("device      %s (data area %s, allocation unit %u B)\n", a, b, s.min_alloc_size);
+	printf("allocated   %s (%.1f%%)\n", c,
+	       s.data_size ? 100.0 * (double)s.allocated / (double)s.data_size : 0.0);
+	printf("free        %s in %" PRIu64 " extents", d, s.free_extents);
+	human(s.largest_free, d, sizeof(d));
+	printf(" (largest %s)\n", d);
+	printf("unpunched   %s (freed, not yet discarded; see 'rawstore reclaim')\n", e);
+	printf("objects     %" PRIu64 " in %" PRIu64 " collections\n", s.objects, s.collections);
+	return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	bool json = want_json(argc, argv);
+	struct rawstore_info i;
+	struct rawstore *st;
+	int ret;
+
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	i.struct_size = sizeof(i);
+	ret = rawstore_get_info(st, &i);
+	if (ret) {
+		rawstore_close(st);
+		return fail("info", ret);
+	}
+	if (json)
+		printf("{\"uuid\": \"%s\", \"format_version\": %u, \"io_engine\": \"%s\", "
+		       "\"direct_io\": %s, \"block_device\": %s, \"write_cache\": %s, "
+		       "\"logical_block_size\": %u, \"min_alloc_size\": %u, "
+		       "\"csum_block_size\": %u, \"inline_max\": %u, \"queue_depth\": %u, "
+		       "\"device_size\": %" PRIu64 ", \"data_start\": %" PRIu64
+		       ", \"discard_max_bytes\": %" PRIu64 ", \"write_zeroes_max_bytes\": %" PRIu64
+		       "}\n", i.uuid, i.format_version, i.io_engine, i.direct_io ? "true" : "false",
+		       i.is_block_device ? "true" : "false", i.write_cache ? "true" : "false",
+		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
+		       i.queue_depth, i.device_size, i.data_start, i.discard_max_bytes,
+		       i.write_zeroes_max_bytes);
+	else
+		printf("uuid            %s\nformat version  %u\nI/O engine      %s (%s I/O, "
+		       "queue depth %u)\ndevice          %s, %" PRIu64 " bytes, logical block %u, "
+		       "%s cache\nunits           allocation %u, checksum block %u (crc32c), "
+		       "inline up to %u\ndata starts at  %" PRIu64 "\ndiscard max     %" PRIu64
+		       "\nwrite-zeroes    %" PRIu64 "\n", i.uuid, i.format_version, i.io_engine,
+		       i.direct_io ? "direct" : "buffered", i.queue_depth,
+		       i.is_block_device ? "block device" : "regular file", i.device_size,
+		       i.logical_block_size, i.write_cache ? "write-back" : "write-through",
+		       i.min_alloc_size, i.csum_block_size, i.inline_max, i.data_start,
+		       i.discard_max_bytes, i.write_zeroes_max_bytes);
+	return rawstore_close(st) ? 1 : 0;
+}
+
+static int print_name(void *arg, const void *name, size_t len)
+{
+	(void)arg;
+	fwrite(name, 1, len, stdout);
+	putchar('\n');
+	return 0;
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	struct rawstore *st;
+	int ret;
+
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	if (argc - optind >= 3)
+		ret = rawstore_list(st, argv[optind + 2], NULL, 0, 0, print_name, NULL);
+	else
+		ret = rawstore_coll_list(st, print_name, NULL);
+	rawstore_close(st);
+	return ret < 0 ? fail("ls", ret) : 0;
+}
+
+static int cmd_stat_cat(int argc, char **argv, bool cat)
+{
+	struct rawstore_stat s;
+	struct rawstore *st;
+	const char *coll, *name;
+	int ret;
+
+	if (argc - optind != 4) {
+		usage(stderr);
+		return 2;
+	}
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	name = argv[optind + 3];
+	s.struct_size = sizeof(s);
+	ret = rawstore_stat(st, coll, name, strlen(name), &s);
+	if (!ret && !cat) {
+		printf("size %" PRIu64 "\nallocated %" PRIu64 "\nextents %" PRIu64
+		       "\ninline %s\nalloc_hint %" PRIu64 "\nnid %" PRIu64 "\n", s.size,
+		       s.allocated, s.extents, s.is_inline ? "yes" : "no", s.alloc_hint, s.nid);
+	} else if (!ret) {
+		size_t chunk = 1 << 20;
+		char *buf = malloc(chunk);
+		uint64_t off = 0;
+		ssize_t n = 0;
+
+		while (buf && (n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk)) > 0) {
+			fwrite(buf, 1, (size_t)n, stdout);
+			off += (uint64_t)n;
+		}
+		ret = buf ? (int)(n < 0 ? n : 0) : -ENOMEM;
+		free(buf);
+	}
+	rawstore_close(st);
+	return ret ? fail(cat ? "cat" : "stat", ret) : 0;
+}
+
+static int cmd_reclaim(int argc, char **argv)
+{
+	struct rawstore_statfs s;
+	struct rawstore *st;
+	uint64_t before;
+	int ret;
+
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	s.struct_size = sizeof(s);
+	rawstore_statfs(st, &s);
+	before = s.unpunched;
+	ret = rawstore_reclaim(st);
+	rawstore_statfs(st, &s);
+	rawstore_close(st);
+	if (ret)
+		return fail("reclaim", ret);
+	printf("punched %" PRIu64 " bytes\n", before - s.unpunched);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	const char *cmd;
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "version")) {
+	cmd = argv[1];
+	argc--;
+	argv++;
+	if (!strcmp(cmd, "version")) {
 		printf("rawstore %s\n", rawstore_version());
 		return 0;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "rawstore: unknown command '%s'\n", argv[1]);
+	if (!strcmp(cmd, "mkfs"))
+		return cmd_mkfs(argc, argv);
+	if (!strcmp(cmd, "fsck"))
+		return cmd_fsck(argc, argv);
+	if (!strcmp(cmd, "statfs"))
+		return cmd_statfs(argc, argv);
+	if (!strcmp(cmd, "info"))
+		return cmd_info(argc, argv);
+	if (!strcmp(cmd, "ls"))
+		return cmd_ls(argc, argv);
+	if (!strcmp(cmd, "stat"))
+		return cmd_stat_cat(argc, argv, false);
+	if (!strcmp(cmd, "cat"))
+		return cmd_stat_cat(argc, argv, true);
+	if (!strcmp(cmd, "reclaim"))
+		return cmd_reclaim(argc, argv);
+	fprintf(stderr, "rawstore: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;
 }
