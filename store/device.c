@@ -153,6 +153,13 @@ int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engi
 	if (S_ISBLK(sb.st_mode))
 		flags |= O_EXCL;
 	d->fd = open(path, flags | (buffered ? 0 : O_DIRECT));
+	if (d->fd < 0 && errno == EINVAL && !buffered && S_ISREG(sb.st_mode)) {
+		/* A file on a filesystem without O_DIRECT (tmpfs): say so. */
+		rs_log(st, RAWSTORE_LOG_WARNING, "%s: the filesystem refuses O_DIRECT; "
+		       "using buffered I/O (reported by rawstore_get_info)", path);
+		buffered = true;
+		d->fd = open(path, flags);
+	}
 	if (d->fd < 0) {
 		ret = -errno;
 		if (ret == -EBUSY)

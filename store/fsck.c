@@ -101,26 +101,30 @@ static int add_used(struct fsck *fk, uint64_t off, uint64_t len, uint64_t obj)
 static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs_extent *e)
 {
 	struct rawstore *st = fk->st;
-	uint64_t cb = st->csum_block, pos;
-	uint8_t *buf = rs_alloc_aligned(e->len);
+	uint64_t cb = st->csum_block, chunk = min_u64(e->len, 8U << 20), pos, done;
+	uint8_t *buf = rs_alloc_aligned(chunk);
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
-	ret = dev_read(st->dev, buf, e->pofs, e->len);
-	if (ret) {
-		report(fk, RAWSTORE_FSCK_IO, obj, e->pofs, e->len, 0,
-		       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
-		free(buf);
-		return 0;
-	}
-	fk->r.bytes_checked += e->len;
-	for (pos = 0; pos < e->len; pos += cb) {
-		if (rs_crc32c(buf + pos, cb) != e->crcs[pos / cb])
-			report(fk, RAWSTORE_FSCK_CSUM, obj, e->pofs + pos, cb, 0,
+	for (done = 0; done < e->len; done += chunk) {
+		uint64_t len = min_u64(chunk, e->len - done);
+
+		ret = dev_read(st->dev, buf, e->pofs + done, len);
+		if (ret) {
+			report(fk, RAWSTORE_FSCK_IO, obj, e->pofs + done, len, 0,
+			       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
+			continue;
+		}
+		fk->r.bytes_checked += len;
+		for (pos = 0; pos < len; pos += cb) {
+			if (rs_crc32c(buf + pos, cb) == e->crcs[(done + pos) / cb])
+				continue;
+			report(fk, RAWSTORE_FSCK_CSUM, obj, e->pofs + done + pos, cb, 0,
 			       "checksum mismatch at object offset %llu (device offset %llu)",
-			       (unsigned long long)(e->lofs + pos),
-			       (unsigned long long)(e->pofs + pos));
+			       (unsigned long long)(e->lofs + done + pos),
+			       (unsigned long long)(e->pofs + done + pos));
+		}
 	}
 	free(buf);
 	return 0;

@@ -53,7 +53,10 @@ TEST_F(DeviceTest, GeometryOfAFile)
 TEST_F(DeviceTest, ZeroRangeAndPunchHoleReadZeros)
 {
 	Fill(0, 65536);
-	ASSERT_EQ(dev_zero_range(d, 4096, 8192), 0);
+	int r = dev_zero_range(d, 4096, 8192);
+	if (r == -EOPNOTSUPP)
+		GTEST_SKIP() << "the filesystem under $TMPDIR has no FALLOC_FL_ZERO_RANGE";
+	ASSERT_EQ(r, 0);
 	std::string s = ReadBack(0, 65536), p = pattern(65536, 1);
 	EXPECT_EQ(s.substr(0, 4096), p.substr(0, 4096));
 	EXPECT_EQ(s.substr(4096, 8192), std::string(8192, 0));
@@ -188,9 +191,15 @@ TEST_F(LoopTest, SpaceVerbsOnABlockDevice)
 	struct rs_dev *d;
 	ASSERT_EQ(dev_open(nullptr, loop.c_str(), RAWSTORE_ENGINE_AUTO, 8, false, &d), 0);
 	EXPECT_TRUE(dev_geom(d)->is_bdev);
-	EXPECT_EQ(dev_zero_range(d, 0, 1 << 20), 0);
-	EXPECT_EQ(dev_punch_hole(d, 1 << 20, 1 << 20), 0);
-	int r = dev_provision(d, 0, 1 << 20);
+	int r = dev_zero_range(d, 0, 1 << 20);
+	EXPECT_TRUE(r == 0 || r == -EOPNOTSUPP) << r;
+	r = dev_punch_hole(d, 1 << 20, 1 << 20);
+	if (r == -EOPNOTSUPP) {
+		dev_close(d);
+		GTEST_SKIP() << "the loop device's backing file cannot punch holes";
+	}
+	EXPECT_EQ(r, 0);
+	r = dev_provision(d, 0, 1 << 20);
 	EXPECT_TRUE(r == 0 || r == -EOPNOTSUPP) << r;
 	printf("provision on %s: %s\n", loop.c_str(), r ? strerror(-r) : "ok");
 	EXPECT_EQ(dev_zero_range(d, 100, 512), -EINVAL);
