@@ -6,7 +6,7 @@
 nhs_mnt=/mnt/nhs
 nhs_dev=/dev/disk/scratch
 
-for t in gate fiemap stale jbd2 other; do
+for t in gate fiemap stale jbd2 quota other; do
 	kt_run nohide_stale/$t t_nohide_stale $t $nhs_dev $nhs_mnt
 	# A failed test may leave its filesystem mounted.
 	while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done

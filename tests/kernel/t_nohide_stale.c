@@ -19,6 +19,9 @@
  *  jbd2    ext4: first 4 KiB O_DIRECT|O_DSYNC writes into each block of a
  *          NO_HIDE_STALE range commit no jbd2 transaction, the same writes
  *          into a plainly preallocated range commit one each;
+ *  quota   ext4 (quota feature): the allocation is charged to the caller's
+ *          quota once, conversion charges nothing, the hard limit gives
+ *          EDQUOT, deleting returns it all, e2fsck agrees;
  *  other   xfs and tmpfs refuse the flag (EOPNOTSUPP; EINVAL with
  *          ZERO_RANGE) and change nothing;
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
@@ -26,7 +29,7 @@
  *          device is untouched, the page cache is dropped; every other
  *          combination with the flag is refused.
  *
- * Usage: t_nohide_stale gate|fiemap|stale|jbd2 DEVICE MOUNTPOINT
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -44,6 +47,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/quota.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -72,8 +76,10 @@ static char opt_gid[64];
 static void mkfs_ext4(const char *size, const char *extra)
 {
 	if (kt_sh("mkfs.ext4 -q -F -b 4096 -E nodiscard %s %s %s > /tmp/nhs-mkfs.log 2>&1", extra,
-		  dev, size))
-		kt_fatal("mkfs.ext4 %s %s failed: see /tmp/nhs-mkfs.log", extra, dev);
+		  dev, size)) {
+		kt_sh("sed 's/^/# mkfs.ext4: /' /tmp/nhs-mkfs.log | head -5");
+		kt_fatal("mkfs.ext4 %s %s failed", extra, dev);
+	}
 }
 
 static int do_mount(const char *fstype, const char *opts)
@@ -801,6 +807,81 @@ static void test_jbd2(void)
 	umount_or_die();
 }
 
+/* ---- quota ---- */
+
+/* Bytes charged to user uid on the mounted device; -errno on failure. */
+static long long quota_used(uid_t uid)
+{
+	struct if_dqblk q;
+
+	if (quotactl(QCMD(Q_GETQUOTA, USRQUOTA), dev, (int)uid, (caddr_t)&q))
+		return -errno;
+	return (long long)q.dqb_curspace;
+}
+
+static void test_quota(void)
+{
+	long long before, after;
+	struct if_dqblk lim = { 0 };
+	int fd, rc;
+
+	mkfs_ext4("256M", "-O quota");
+	rc = do_mount("ext4", "usrquota");
+	if (rc)
+		kt_skip("cannot mount ext4 with the quota feature (%s): kernel without "
+			"CONFIG_QFMT_V2?", kt_errname(rc));
+	umount_or_die();
+	mount_gated("usrquota");
+	fd = create_file("q", 0);
+	if (fchown(fd, USER_UID, USER_GID))
+		kt_fatal("fchown: %s", strerror(errno));
+	close(fd);
+
+	before = quota_used(USER_UID);
+	kt_expect_eq(fallocate_as(&member, path_in("q"), NHS, 0, 8 * MiB), 0,
+		     "NO_HIDE_STALE 8 MiB as %s", member.name);
+	after = quota_used(USER_UID);
+	kt_check(after - before == (long long)(8 * MiB),
+		 "uid %d is charged 8 MiB (%lld -> %lld bytes)", USER_UID, before, after);
+
+	fd = open(path_in("q"), O_RDWR);
+	kt_expect_eq(kt_fallocate(fd, 0, 8 * MiB, 4 * MiB), 0, "plain fallocate of 4 more MiB");
+	before = quota_used(USER_UID);
+	kt_expect_eq(kt_fallocate(fd, NHS, 8 * MiB, 4 * MiB), 0,
+		     "NO_HIDE_STALE over those unwritten 4 MiB");
+	after = quota_used(USER_UID);
+	kt_check(after == before, "converting charges nothing more (%lld -> %lld bytes)", before,
+		 after);
+	close(fd);
+
+	/* Limits hold: a hard limit of 16 MiB leaves room for 4 more MiB. */
+	lim.dqb_bhardlimit = 16 * MiB / 1024; /* in 1 KiB quota blocks */
+	lim.dqb_valid = QIF_BLIMITS;
+	if (quotactl(QCMD(Q_SETQUOTA, USRQUOTA), dev, USER_UID, (caddr_t)&lim))
+		kt_fatal("Q_SETQUOTA: %s", strerror(errno));
+	fd = create_file("q2", 0);
+	if (fchown(fd, USER_UID, USER_GID))
+		kt_fatal("fchown: %s", strerror(errno));
+	close(fd);
+	before = quota_used(USER_UID);
+	kt_expect_eq(fallocate_as(&member, path_in("q2"), NHS, 0, 8 * MiB), -EDQUOT,
+		     "NO_HIDE_STALE past the hard limit");
+	after = quota_used(USER_UID);
+	kt_check(after <= (long long)(16 * MiB), "usage stays within the limit (%lld -> %lld bytes)",
+		 before, after);
+
+	if (unlink(path_in("q")) || unlink(path_in("q2")))
+		kt_fatal("unlink: %s", strerror(errno));
+	sync();
+	after = quota_used(USER_UID);
+	kt_check(after == 0, "after deleting the files uid %d is charged %lld bytes", USER_UID,
+		 after);
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0,
+		 "e2fsck -fn is clean (quota counts included)");
+	kt_sh("grep -iv '^e2fsck\\|^pass' /tmp/nhs-fsck.log | sed 's/^/# fsck: /' | head -20");
+}
+
 /* ---- xfs, tmpfs ---- */
 
 static void refused_everywhere(const char *fs, int fd)
@@ -826,8 +907,11 @@ static void test_other(void)
 {
 	int fd;
 
-	if (kt_sh("mkfs.xfs -q -f -d size=256m %s > /tmp/nhs-mkfs.log 2>&1", dev))
+	/* xfs wants at least 300 MB */
+	if (kt_sh("mkfs.xfs -q -f -d size=512m %s > /tmp/nhs-mkfs.log 2>&1", dev)) {
+		kt_sh("sed 's/^/# mkfs.xfs: /' /tmp/nhs-mkfs.log | head -5");
 		kt_fatal("mkfs.xfs %s failed", dev);
+	}
 	mount_or_die("xfs", "");
 	fd = create_file("f", 0);
 	refused_everywhere("xfs", fd);
@@ -930,7 +1014,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|other DEVICE MOUNTPOINT | "
+		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -964,6 +1048,8 @@ int main(int argc, char **argv)
 		test_stale();
 	else if (!strcmp(what, "jbd2"))
 		test_jbd2();
+	else if (!strcmp(what, "quota"))
+		test_quota();
 	else if (!strcmp(what, "other"))
 		test_other();
 	else
