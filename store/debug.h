@@ -18,7 +18,8 @@ enum rs_crash {
 	RS_CRASH_DROP_UNFLUSHED = 3,	/* as 2, and the unflushed data is lost */
 	RS_CRASH_BEFORE_COMMIT = 4,	/* flushed, metadata not committed */
 	RS_CRASH_AFTER_COMMIT = 5,	/* committed, not acknowledged */
-	RS_CRASH_MAX = 6,
+	RS_CRASH_BEFORE_DEFERRED = 6,	/* committed, deferred data not applied */
+	RS_CRASH_MAX = 7,
 };
 
 #define RS_CRASH_EXIT 86

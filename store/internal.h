@@ -15,6 +15,14 @@
 #include "ondisk.h"
 #include "onode.h"
 
+/* A deferred overwrite of this commit group, applied after the commit. */
+struct rs_deferred {
+	uint64_t pofs;			/* bytes */
+	uint64_t len;			/* bytes */
+	uint8_t *data;			/* aligned */
+	uint64_t seq;
+};
+
 struct rawstore {
 	struct rawstore_open_opts opts;
 	struct rs_dev *dev;
@@ -40,6 +48,13 @@ struct rawstore {
 	int failed;			/* sticky error after a failed commit */
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
+	/* Deferred writes: this group's (not yet on the device), and the
+	 * sequence numbers of applied ones whose records await a flush. */
+	struct rs_deferred *dq;
+	size_t dq_n, dq_cap;
+	uint64_t *d_done;
+	size_t d_done_n, d_done_cap;
+	uint64_t deferred_seq;
 
 	struct rawstore_perf perf;	/* updated atomically */
 };
@@ -71,6 +86,7 @@ struct rs_txn_ctx {
 	struct pext_vec frees;		/* to free after commit */
 	int64_t d_objects, d_colls;
 	bool wrote_data;
+	bool deferred;
 };
 
 int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx);
@@ -82,7 +98,9 @@ int rs_commit_wb(struct rawstore *st);
 
 /* object.c: read [off, off+len) of @o into @buf (no size clamp). */
 int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *buf,
-	     size_t len);
+	     size_t len, bool overlay);
+/* store.c: queue a deferred write of @len bytes of @data (copied) at @pofs. */
+int rs_defer(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len);
 /* Load the onode of coll/name (through @wb if not NULL). */
 int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
 	       const void *name, size_t nlen, struct rs_onode *o);

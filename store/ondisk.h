@@ -19,6 +19,9 @@
  *   "H" be64(nid)                     omap header
  *   "F" be64(offset)                  le64 length: free extent (merged)
  *   "P" be64(offset)                  le64 length: freed, not yet punched
+ *   "D" be64(seq)                     deferred write: le64 device offset, le32
+ *                                     length, le32 reserved, then the data;
+ *                                     replayed at open, deleted once flushed
  *
  * Onode record:
  *   struct rs_disk_onode
@@ -93,5 +96,12 @@ struct rs_disk_extent {
 	rs_le32 reserved;
 };
 static_assert(sizeof(struct rs_disk_extent) == 24, "extent layout");
+
+struct rs_disk_deferred {
+	rs_le64 pofs;			/* bytes on the device, unit aligned */
+	rs_le32 len;			/* bytes, multiple of min_alloc */
+	rs_le32 reserved;
+};
+static_assert(sizeof(struct rs_disk_deferred) == 16, "deferred record layout");
 
 #endif /* RAWSTORE_ONDISK_H */

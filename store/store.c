@@ -48,6 +48,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o)
 	o->queue_depth = 64;
 	o->max_group = 64;
 	o->log_level = RAWSTORE_LOG_WARNING;
+	o->deferred_max = 32768;
 }
 
 /* Copy a caller's options struct of possibly older (smaller) size. */
@@ -445,6 +446,171 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	return ret;
 }
 
+/* ---- deferred writes ---- */
+
+int rs_defer(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len)
+{
+	struct rs_disk_deferred h = { htole64(pofs), htole32((uint32_t)len), 0 };
+	struct rs_deferred *d;
+	struct rs_key k;
+	char *v;
+
+	if (st->dq_n == st->dq_cap) {
+		size_t cap = st->dq_cap ? st->dq_cap * 2 : 16;
+		struct rs_deferred *nv = realloc(st->dq, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		st->dq = nv;
+		st->dq_cap = cap;
+	}
+	d = &st->dq[st->dq_n];
+	d->data = rs_alloc_aligned(len);
+	v = malloc(sizeof(h) + len);
+	if (!d->data || !v) {
+		free(d->data);
+		free(v);
+		return -ENOMEM;
+	}
+	memcpy(d->data, data, len);
+	d->pofs = pofs;
+	d->len = len;
+	d->seq = st->deferred_seq++;
+	memcpy(v, &h, sizeof(h));
+	memcpy(v + sizeof(h), data, len);
+	key_ext(&k, 'D', d->seq);
+	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, sizeof(h) + len);
+	free(v);
+	st->dq_n++;
+	return 0;
+}
+
+/* Drop this group's deferred writes from index @from on (not committed). */
+static void dq_truncate(struct rawstore *st, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < st->dq_n; i++)
+		free(st->dq[i].data);
+	st->dq_n = from;
+}
+
+/* After the commit: write the group's deferred data to the device. */
+static int dq_apply(struct rawstore *st)
+{
+	struct rs_io *ios;
+	size_t i;
+	int ret = 0;
+
+	if (!st->dq_n)
+		return 0;
+	ios = calloc(st->dq_n, sizeof(*ios));
+	if (!ios)
+		return -ENOMEM;
+	for (i = 0; i < st->dq_n; i++)
+		ios[i] = (struct rs_io){ true, st->dq[i].data, st->dq[i].pofs, st->dq[i].len };
+	ret = dev_submit(st->dev, ios, (unsigned int)st->dq_n);
+	free(ios);
+	if (ret)
+		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	if (st->d_done_n + st->dq_n > st->d_done_cap) {
+		size_t cap = (st->d_done_n + st->dq_n) * 2;
+		uint64_t *nv = realloc(st->d_done, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		st->d_done = nv;
+		st->d_done_cap = cap;
+	}
+	for (i = 0; i < st->dq_n; i++)
+		st->d_done[st->d_done_n++] = st->dq[i].seq;
+	PERF_ADD(st, deferred_writes, st->dq_n);
+	dq_truncate(st, 0);
+	return 0;
+}
+
+/* Delete the records of applied deferred writes (after a device flush). */
+static void d_done_delete(struct rawstore *st, size_t n)
+{
+	struct rs_key k;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		key_ext(&k, 'D', st->d_done[i]);
+		rocksdb_writebatch_wi_delete(st->wb, k.buf, k.len);
+	}
+}
+
+static void d_done_forget(struct rawstore *st, size_t n)
+{
+	memmove(st->d_done, st->d_done + n, (st->d_done_n - n) * sizeof(uint64_t));
+	st->d_done_n -= n;
+}
+
+/* At open: apply the deferred records of a previous run, flush, delete. */
+static int replay_deferred(struct rawstore *st)
+{
+	rocksdb_writebatch_wi_t *wb;
+	struct rs_iter *it;
+	uint64_t n = 0;
+	char p = 'D';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	wb = rocksdb_writebatch_wi_create(0, 1);
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_disk_deferred h;
+		uint64_t pofs, len;
+		void *buf;
+
+		if (kl != 8 || vl < sizeof(h)) {
+			ret = rs_err(st, -EUCLEAN, "deferred write record is corrupt");
+			break;
+		}
+		memcpy(&h, v, sizeof(h));
+		pofs = le64toh(h.pofs);
+		len = le32toh(h.len);
+		if (vl != sizeof(h) + len || !len || !is_aligned(pofs | len, st->min_alloc) ||
+		    pofs < st->data_start || pofs + len > st->data_end) {
+			ret = rs_err(st, -EUCLEAN, "deferred write record is corrupt");
+			break;
+		}
+		buf = rs_alloc_aligned(len);
+		if (!buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(buf, v + sizeof(h), len);
+		ret = dev_write(st->dev, buf, pofs, len);
+		free(buf);
+		if (ret) {
+			rs_err(st, ret, "replaying a deferred write failed");
+			break;
+		}
+		st->deferred_seq = max_u64(st->deferred_seq, get_be64(k) + 1);
+		rocksdb_writebatch_wi_delete(wb, k - 1, kl + 1);
+		n++;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (!ret && n) {
+		ret = dev_flush(st->dev) < 0 ? -EIO : 0;
+		if (!ret)
+			ret = meta_commit(st->meta, wb);
+		if (!ret)
+			rs_log(st, RAWSTORE_LOG_INFO, "replayed %llu deferred writes",
+			       (unsigned long long)n);
+	}
+	PERF_ADD(st, deferred_replayed, n);
+	rocksdb_writebatch_wi_destroy(wb);
+	return ret;
+}
+
 static void *worker_main(void *arg);
 
 int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_open_opts *o,
@@ -484,6 +650,8 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	if (ret)
 		goto out_close_dev;
 	ret = load_meta(st, dev, meta_dir);
+	if (!ret)
+		ret = replay_deferred(st);
 	if (ret)
 		goto out_close_meta;
 	st->wb = rocksdb_writebatch_wi_create(0, 1);
@@ -533,6 +701,16 @@ int rawstore_close(struct rawstore *st)
 	pthread_cond_broadcast(&st->qcond);
 	pthread_mutex_unlock(&st->qlock);
 	pthread_join(st->worker, NULL);
+	if (!st->failed && st->d_done_n) {
+		rocksdb_writebatch_wi_clear(st->wb);
+		if (dev_flush(st->dev) >= 0) {
+			d_done_delete(st, st->d_done_n);
+			meta_commit(st->meta, st->wb);
+		}
+	}
+	free(st->d_done);
+	dq_truncate(st, 0);
+	free(st->dq);
 	ret = st->failed;
 	rocksdb_writebatch_wi_destroy(st->wb);
 	meta_close(st->meta);
@@ -637,13 +815,16 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
 static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
 {
 	struct rs_txn_ctx g = { 0 };
+	size_t n_done = 0;
 	unsigned int i, ok = 0;
-	int ret = 0;
+	int ret = 0, err;
 
 	rocksdb_writebatch_wi_clear(st->wb);
 	for (i = 0; i < n; i++) {
 		struct rs_txn_ctx c = { 0 };
 		char *err = NULL;
+
+		size_t dq_mark = st->dq_n;
 
 		if (st->failed) {
 			ts[i]->result = st->failed;
@@ -657,6 +838,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			ret = append_vec(&g.frees, &c.frees);
 		if (ret) {
 			release_allocs(st, &c.allocs);
+			dq_truncate(st, dq_mark);
 			rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
 			if (err) {
 				st->failed = rs_err(st, -EIO, "batch rollback failed: %s", err);
@@ -677,7 +859,10 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	if (!ok)
 		goto out_complete;
 	ret = 0;
-	if (g.wrote_data) {
+	/* Flush for new data, and now and then so deferred records can go. */
+	if (g.wrote_data || st->d_done_n >= 32) {
+		n_done = st->d_done_n;
+		d_done_delete(st, n_done);
 		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
 		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
 			drop_unflushed(st, &g.allocs);
@@ -691,6 +876,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 		if (ret) {
 			rs_err(st, ret, "device flush failed; group not committed");
 			release_allocs(st, &g.allocs);
+			n_done = 0;
 		}
 	}
 	if (!ret) {
@@ -700,6 +886,12 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 		if (!ret) {
 			st->n_objects += (uint64_t)g.d_objects;
 			st->n_colls += (uint64_t)g.d_colls;
+			d_done_forget(st, n_done);
+			rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+			/* Committed either way: a failed apply is replayed at open. */
+			err = dq_apply(st);
+			if (err)
+				st->failed = err;
 		} else {
 			/* In-memory and on-disk state may differ now: stop. */
 			st->failed = ret;
@@ -716,6 +908,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			ts[i]->result = ret;
 
 out_complete:
+	dq_truncate(st, 0);
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);

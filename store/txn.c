@@ -389,6 +389,49 @@ static int coll_check(struct actx *a, const char *coll)
 	return ret;
 }
 
+/* True if every unit of [a, b) is mapped. */
+static bool range_mapped(const struct rs_onode *o, uint64_t a, uint64_t b)
+{
+	uint32_t i = onode_find(o, a);
+	uint64_t pos = a;
+
+	for (; i < o->n_ext && pos < b; i++) {
+		if (o->ext[i].lofs > pos)
+			return false;
+		pos = o->ext[i].lofs + o->ext[i].len;
+	}
+	return pos >= b;
+}
+
+/*
+ * Overwrite the mapped units [a0, b0) in place, later: the data goes into
+ * the batch as a deferred record and is written to the device after the
+ * commit; the checksums change now.  No allocation, no device flush.
+ */
+static int defer_overwrite(struct actx *a, struct rs_onode *o, uint64_t a0, uint64_t b0,
+			   const uint8_t *buf)
+{
+	struct rawstore *st = a->st;
+	uint32_t cb = st->csum_block, i = onode_find(o, a0);
+	uint64_t pos = a0;
+	int ret;
+
+	for (; pos < b0; i++) {
+		struct rs_extent *e = &o->ext[i];
+		uint64_t end = min_u64(e->lofs + e->len, b0), b;
+
+		for (b = pos; b < end; b += cb)
+			e->crcs[(b - e->lofs) / cb] = rs_crc32c(buf + (b - a0), cb);
+		ret = rs_defer(st, e->pofs + (pos - e->lofs), buf + (pos - a0), end - pos);
+		if (ret)
+			return ret;
+		pos = end;
+	}
+	a->c->deferred = true;
+	PERF_ADD(st, deferred_bytes, b0 - a0);
+	return 0;
+}
+
 /* Write @len bytes (NULL data: zeros) at @off into newly allocated units. */
 static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const uint8_t *data,
 			 uint64_t len)
@@ -411,15 +454,23 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		if (!buf)
 			return -ENOMEM;
 		if (pos > a0)
-			ret = obj_read(st, o, a0, buf, U);
+			ret = obj_read(st, o, a0, buf, U, true);
 		if (!ret && cend < b0 && (b0 - U != a0 || pos == a0))
-			ret = obj_read(st, o, b0 - U, buf + (b0 - U - a0), U);
+			ret = obj_read(st, o, b0 - U, buf + (b0 - U - a0), U, true);
 		if (ret)
 			goto out_free_buf;
 		if (data)
 			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
 		else
 			memset(buf + (pos - a0), 0, cend - pos);
+		if (b0 - a0 <= st->opts.deferred_max && range_mapped(o, a0, b0)) {
+			ret = defer_overwrite(a, o, a0, b0, buf);
+			free(buf);
+			if (ret)
+				return ret;
+			pos = cend;
+			continue;
+		}
 		if (a0) {
 			uint32_t j = onode_find(o, a0 - 1);
 
@@ -784,7 +835,7 @@ static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src
 				ret = -ENOMEM;
 				break;
 			}
-			ret = obj_read(a->st, src, pos, buf, l);
+			ret = obj_read(a->st, src, pos, buf, l, true);
 			if (!ret)
 				ret = write_extents(a, &dst, pos, buf, l);
 			pos += l;

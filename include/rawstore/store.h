@@ -77,6 +77,10 @@ struct rawstore_open_opts {
 					 * default RAWSTORE_LOG_WARNING */
 	rawstore_log_fn log_fn;		/* default: stderr */
 	void *log_arg;
+	uint32_t deferred_max;		/* overwrites of mapped units up to this many
+					 * bytes go through the RocksDB WAL and are
+					 * applied after the commit (no device flush
+					 * in the transaction); default 32768, 0 off */
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -155,6 +159,9 @@ struct rawstore_perf {
 	uint64_t inline_writes;		/* write ops kept inline in RocksDB */
 	uint64_t csum_errors;		/* data checksum mismatches seen */
 	uint64_t bytes_punched;		/* by rawstore_reclaim() */
+	uint64_t deferred_writes;	/* overwrites committed through the WAL */
+	uint64_t deferred_bytes;
+	uint64_t deferred_replayed;	/* records replayed at open */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */

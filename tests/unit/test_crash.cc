@@ -120,6 +120,59 @@ INSTANTIATE_TEST_SUITE_P(WritePath, CrashTest,
 					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT,
 					   RS_CRASH_AFTER_COMMIT));
 
+class DeferredCrashTest : public CrashTest {};
+
+/* A deferred overwrite dies before, between or after commit and apply. */
+TEST_P(DeferredCrashTest, ReplayedOrAbsent)
+{
+	int point = GetParam();
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string base = pattern(65536, 1), upd = pattern(3000, 2);
+	ASSERT_EQ(Write("c", "d", 0, base), 0);
+	ASSERT_EQ(Write("c", "x", 0, pattern(30000, 3)), 0);
+	CloseStore();
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rawstore *s;
+		if (rawstore_open(dev.c_str(), meta.c_str(), nullptr, &s))
+			_exit(1);
+		rs_debug_set_crash_point(point, 1);
+		struct rawstore_txn *t;
+		rawstore_txn_new(&t);
+		rawstore_txn_write(t, "c", "d", 1, 1000, upd.data(), upd.size());
+		rawstore_txn_write(t, "c", "x", 1, 0, "y", 1);
+		rawstore_submit(s, t);
+		_exit(0);
+	}
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	bool applied = point != RS_CRASH_BEFORE_COMMIT;
+	std::string m = base, x = pattern(30000, 3);
+	if (applied) {
+		m.replace(1000, 3000, upd);
+		x[0] = 'y';
+	}
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	EXPECT_EQ(Read("c", "x", 0, 40000), x);
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.deferred_replayed, applied ? 2u : 0u);
+	ExpectClean();
+	Reopen();
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.deferred_replayed, 0u); /* records are gone after replay */
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Deferred, DeferredCrashTest,
+			 ::testing::Values(RS_CRASH_BEFORE_COMMIT, RS_CRASH_BEFORE_DEFERRED,
+					   RS_CRASH_AFTER_COMMIT));
+
 /* Many transactions in flight, grouped; the crash hits a later group. */
 TEST_F(CrashTest, GroupCommitCrash)
 {

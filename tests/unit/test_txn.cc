@@ -420,3 +420,52 @@ TEST_F(StoreTest, ReclaimPunchesFreedRanges)
 	EXPECT_EQ(Statfs().unpunched, 0u);
 	ExpectClean();
 }
+
+TEST_F(StoreTest, SmallOverwritesAreDeferredThroughTheWal)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string m = pattern(65536, 1);
+	ASSERT_EQ(Write("c", "d", 0, m), 0);
+	auto f0 = Statfs();
+	struct rawstore_perf a, b;
+	a.struct_size = b.struct_size = sizeof(a);
+	ASSERT_EQ(rawstore_perf_get(st, &a), 0);
+	std::string d = pattern(100, 2), e = pattern(8192, 3);
+	ASSERT_EQ(Write("c", "d", 5000, d), 0);
+	ASSERT_EQ(Write("c", "d", 16384, e), 0);
+	m.replace(5000, 100, d);
+	m.replace(16384, 8192, e);
+	ASSERT_EQ(rawstore_perf_get(st, &b), 0);
+	EXPECT_EQ(b.deferred_writes - a.deferred_writes, 2u);
+	EXPECT_EQ(b.dev_flushes - a.dev_flushes, 0u);
+	EXPECT_EQ(b.db_syncs - a.db_syncs, 2u);
+	auto f1 = Statfs();
+	EXPECT_EQ(f1.allocated, f0.allocated); /* in place: nothing allocated */
+	EXPECT_EQ(f1.unpunched, f0.unpunched); /* nothing freed */
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	/* several deferred writes to one block in one group read back right */
+	struct rawstore_txn *t = T();
+	for (int i = 0; i < 10; i++) {
+		std::string x(1, (char)('a' + i));
+		rawstore_txn_write(t, "c", "d", 1, 4096 + (uint64_t)i * 3, x.data(), 1);
+		m[4096 + (size_t)i * 3] = (char)('a' + i);
+	}
+	rawstore_txn_clone(t, "c", "d", 1, "copy", 4);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	EXPECT_EQ(Read("c", "copy", 0, 70000), m);
+	Reopen();
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	ExpectClean();
+	/* with deferred writes off, the same overwrite redirects */
+	ASSERT_EQ(rawstore_close(st), 0);
+	struct rawstore_open_opts oo;
+	rawstore_open_opts_init(&oo);
+	oo.deferred_max = 0;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), 0);
+	ASSERT_EQ(Write("c", "d", 5000, "zz"), 0);
+	m.replace(5000, 2, "zz");
+	EXPECT_EQ(Statfs().unpunched, 4096u);
+	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	ExpectClean();
+}
