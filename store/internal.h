@@ -38,6 +38,11 @@ struct rawstore {
 	pthread_rwlock_t rwlock;	/* frees become reusable under the write lock */
 	uint64_t next_nid, stored_nid;
 	uint64_t n_objects, n_colls;
+	/* Committed space figures for statfs, refreshed under the write lock
+	 * (the trees themselves change while transactions are applied). */
+	struct {
+		uint64_t free, free_extents, largest_free, unpunched;
+	} snap;
 
 	/* Commit thread and its queue. */
 	pthread_t worker;
@@ -93,6 +98,8 @@ int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ct
 
 /* store.c: run @fn on the commit thread and wait for it. */
 int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
+/* store.c: refresh st->snap; call with the write lock (or before threads). */
+void rs_snapshot_stats(struct rawstore *st);
 /* store.c: commit st->wb synchronously (jobs only). */
 int rs_commit_wb(struct rawstore *st);
 

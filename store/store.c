@@ -654,6 +654,7 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		ret = replay_deferred(st);
 	if (ret)
 		goto out_close_meta;
+	rs_snapshot_stats(st);
 	st->wb = rocksdb_writebatch_wi_create(0, 1);
 	st->free_obs = (struct extset_observer){ free_put, free_del, st };
 	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st };
@@ -886,6 +887,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 		if (!ret) {
 			st->n_objects += (uint64_t)g.d_objects;
 			st->n_colls += (uint64_t)g.d_colls;
+			rs_snapshot_stats(st);
 			d_done_forget(st, n_done);
 			rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
 			/* Committed either way: a failed apply is replayed at open. */
@@ -1026,6 +1028,14 @@ int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg)
 	return rawstore_submit(st, &t);
 }
 
+void rs_snapshot_stats(struct rawstore *st)
+{
+	st->snap.free = st->freeset.total;
+	st->snap.free_extents = st->freeset.count;
+	st->snap.largest_free = extset_largest(&st->freeset);
+	st->snap.unpunched = st->unpunched.total;
+}
+
 int rs_commit_wb(struct rawstore *st)
 {
 	int ret;
@@ -1035,6 +1045,7 @@ int rs_commit_wb(struct rawstore *st)
 	PERF_ADD(st, db_syncs, 1);
 	if (ret)
 		st->failed = ret;
+	rs_snapshot_stats(st);
 	pthread_rwlock_unlock(&st->rwlock);
 	rocksdb_writebatch_wi_clear(st->wb);
 	return ret;
@@ -1053,11 +1064,11 @@ int rawstore_statfs(struct rawstore *st, struct rawstore_statfs *out)
 	pthread_rwlock_rdlock(&st->rwlock);
 	s.device_size = st->device_size;
 	s.data_size = st->data_end - st->data_start;
-	s.free = st->freeset.total;
+	s.free = st->snap.free;
 	s.allocated = s.data_size - s.free;
-	s.unpunched = st->unpunched.total;
-	s.free_extents = st->freeset.count;
-	s.largest_free = extset_largest(&st->freeset);
+	s.unpunched = st->snap.unpunched;
+	s.free_extents = st->snap.free_extents;
+	s.largest_free = st->snap.largest_free;
 	s.objects = st->n_objects;
 	s.collections = st->n_colls;
 	s.min_alloc_size = st->min_alloc;
