@@ -11,6 +11,9 @@
 # scratch disk back unused.
 
 pv_scratch=/dev/disk/scratch
+# util-linux losetup (--show, --sector-size), not busybox's applet.
+pv_losetup=/usr/sbin/losetup
+[ -x $pv_losetup ] || pv_losetup=/sbin/losetup
 
 # pv_slice NAME START_MIB SIZE_MIB: a dm-linear slice of the scratch disk.
 pv_slice() {
@@ -32,8 +35,8 @@ pv_pool() {
 
 pv_cleanup() {
 	[ -e /dev/mapper/prov-lin-loop ] && dmsetup remove prov-lin-loop
-	for l in $(losetup -a 2> /dev/null | sed -n 's,^\(/dev/loop[0-9]*\):.*/mnt/prov-.*,\1,p'); do
-		losetup -d "$l"
+	for l in $($pv_losetup -a 2> /dev/null | sed -n 's,^\(/dev/loop[0-9]*\):.*/mnt/prov-.*,\1,p'); do
+		$pv_losetup -d "$l"
 	done
 	for m in /mnt/prov-fs /mnt/prov-small; do
 		grep -q " $m " /proc/mounts && umount "$m"
@@ -76,20 +79,20 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 	for v in 512 4096; do
 		f=/mnt/prov-fs/loop-$v.img
 		truncate -s 32M "$f"
-		if l=$(losetup -f --show --sector-size $v "$f"); then
+		if l=$($pv_losetup -f --show --sector-size $v "$f"); then
 			kt_run provision/loop-$v t_provision loop "$l" "$f"
-			losetup -d "$l"
+			$pv_losetup -d "$l"
 		else
 			kt_result provision/loop-$v FAIL "losetup --sector-size $v failed"
 		fi
 	done
 	f=/mnt/prov-fs/linear.img
 	truncate -s 32M "$f"
-	if l=$(losetup -f --show "$f") &&
+	if l=$($pv_losetup -f --show "$f") &&
 		dmsetup create prov-lin-loop --table "0 $((32 * 2048)) linear $l 0"; then
 		kt_run provision/dm-linear-over-loop t_provision loop /dev/mapper/prov-lin-loop "$f"
 		dmsetup remove prov-lin-loop
-		losetup -d "$l"
+		$pv_losetup -d "$l"
 	else
 		kt_result provision/dm-linear-over-loop FAIL "losetup/dmsetup failed"
 	fi
@@ -103,12 +106,12 @@ if pv_slice prov-small 256 64 && mkfs.ext4 -q -F -b 4096 -m 0 /dev/mapper/prov-s
 	mkdir -p /mnt/prov-small && mount /dev/mapper/prov-small /mnt/prov-small; then
 	f=/mnt/prov-small/file.img
 	truncate -s 16M "$f"
-	avail=$(df -k /mnt/prov-small | awk 'NR == 2 { print $4 }')
+	avail=$(df -P -k /mnt/prov-small | awk 'NR == 2 { print $4 }')
 	fallocate -l $(((avail - 4096) * 1024)) /mnt/prov-small/filler
-	echo "    # prov-small: $(df -k /mnt/prov-small | awk 'NR == 2 { print $4 }') KiB free after the filler"
-	if l=$(losetup -f --show "$f"); then
+	echo "    # prov-small: $(df -P -k /mnt/prov-small | awk 'NR == 2 { print $4 }') KiB free after the filler"
+	if l=$($pv_losetup -f --show "$f"); then
 		kt_run provision/loop-enospc t_provision enospc "$l" "$f" /mnt/prov-small/filler
-		losetup -d "$l"
+		$pv_losetup -d "$l"
 	else
 		kt_result provision/loop-enospc FAIL "losetup failed"
 	fi

@@ -48,10 +48,13 @@ static void expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, cons
 {
 	uint64_t bad = kt_verify(fd, off, len, seed);
 
-	kt_check(bad == UINT64_MAX, "%s: [%llu, +%llu) reads %s%s%llu", what,
-		 (unsigned long long)off, (unsigned long long)len, seed ? "the pattern" : "zeros",
-		 bad == UINT64_MAX ? "" : ", first mismatch at ",
-		 bad == UINT64_MAX ? 0ull : (unsigned long long)bad);
+	if (bad == UINT64_MAX)
+		kt_check(true, "%s: [%llu, +%llu) reads %s", what, (unsigned long long)off,
+			 (unsigned long long)len, seed ? "the pattern" : "zeros");
+	else
+		kt_check(false, "%s: [%llu, +%llu) reads %s, first mismatch at %llu", what,
+			 (unsigned long long)off, (unsigned long long)len,
+			 seed ? "the pattern" : "zeros", (unsigned long long)bad);
 }
 
 /* st_blocks (512-byte units) of path, after flushing the device to it. */
@@ -246,6 +249,14 @@ static int cmd_enospc(const char *file, const char *filler)
 		     (unsigned long long)(len / MiB));
 	expect_range(dfd, 0, data, 51, "data written before the failed provision");
 	expect_range(dfd, data, len - data, 0, "the rest of the device still reads zeros");
+	if (stat(file, &st))
+		kt_fatal("stat %s: %s", file, strerror(errno));
+	kt_note("after ENOSPC the backing file has %llu bytes allocated (kept, like fallocate)",
+		(unsigned long long)st.st_blocks * 512);
+	/* The file system is full, yet data already there can be overwritten. */
+	kt_fill(dfd, 0, data, 53);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "overwrite of existing data on the full fs");
+	expect_range(dfd, 0, data, 53, "overwritten data");
 
 	/* Free the space: the range now provisions and takes a full write. */
 	if (unlink(filler))
