@@ -267,7 +267,8 @@ static int check_space(struct fsck *fk)
 	char p = 'F';
 	int ret;
 
-	qsort(fk->used, fk->n_used, sizeof(*fk->used), cmp_used);
+	if (fk->n_used)
+		qsort(fk->used, fk->n_used, sizeof(*fk->used), cmp_used);
 	for (ui = 1; ui < fk->n_used; ui++) {
 		struct used *a = &fk->used[ui - 1], *b = &fk->used[ui];
 

@@ -543,6 +543,8 @@ static void d_done_delete(struct rawstore *st, size_t n)
 
 static void d_done_forget(struct rawstore *st, size_t n)
 {
+	if (!n)
+		return;
 	memmove(st->d_done, st->d_done + n, (st->d_done_n - n) * sizeof(uint64_t));
 	st->d_done_n -= n;
 }
