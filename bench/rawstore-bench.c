@@ -80,7 +80,8 @@ static void report(const struct cfg *c, struct result *r)
 	p999 = pct(r->lat, r->ops, 0.999);
 	if (c->json) {
 		printf("{\"workload\": \"%s\", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
-		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f, \"mb_per_sec\": %.2f"
+		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
+		       ", \"mb_per_sec\": %.2f"
 		       ", \"p50_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": %.1f"
 		       ", \"flushes_per_txn\": %.3f, \"db_syncs_per_txn\": %.3f}\n",
 		       r->name, r->size, r->ops, c->qd, secs, (double)r->ops / secs,
@@ -560,7 +561,8 @@ int main(int argc, char **argv)
 	if (do_mkfs) {
 		ret = rawstore_mkfs(c.dev, c.meta, &mo);
 		if (ret) {
-			fprintf(stderr, "mkfs: %s: %s\n", rawstore_strerror(ret), rawstore_errmsg());
+			fprintf(stderr, "mkfs: %s: %s\n", rawstore_strerror(ret),
+				rawstore_errmsg());
 			goto out_rm;
 		}
 	}

@@ -165,7 +165,8 @@ int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engi
 		if (ret == -EBUSY)
 			rs_err(st, ret, "%s: device is in use (O_EXCL)", path);
 		else
-			rs_err(st, ret, "%s: cannot open%s", path, buffered ? "" : " with O_DIRECT");
+			rs_err(st, ret, "%s: cannot open%s", path,
+			       buffered ? "" : " with O_DIRECT");
 		goto out_free;
 	}
 	d->g.direct = !buffered;

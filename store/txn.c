@@ -510,7 +510,8 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		rs_crash_check(st, RS_CRASH_MID_DATA);
 		ret = onode_punch(o, a0, b0, cb, &a->c->frees);
 		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
-			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len, 0 };
+			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len,
+					       NULL };
 			uint32_t j, nc = (uint32_t)(pieces[i].len / cb);
 
 			e.crcs = malloc(4 * (size_t)nc);

@@ -269,7 +269,8 @@ static int cmd_statfs(int argc, char **argv)
 		return fail("statfs", ret);
 	if (json) {
 		printf("{\"device_size\": %" PRIu64 ", \"data_size\": %" PRIu64
-		       ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64 ", \"unpunched\": %" PRIu64
+		       ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64
+		       ", \"unpunched\": %" PRIu64
 		       ", \"free_extents\": %" PRIu64 ", \"largest_free\": %" PRIu64
 		       ", \"objects\": %" PRIu64 ", \"collections\": %" PRIu64
 		       ", \"min_alloc_size\": %u}\n", s.device_size, s.data_size, s.allocated,
@@ -387,7 +388,10 @@ static int cmd_stat_cat(int argc, char **argv, bool cat)
 		uint64_t off = 0;
 		ssize_t n = 0;
 
-		while (buf && (n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk)) > 0) {
+		while (buf) {
+			n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
+			if (n <= 0)
+				break;
 			fwrite(buf, 1, (size_t)n, stdout);
 			off += (uint64_t)n;
 		}
