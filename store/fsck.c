@@ -28,6 +28,7 @@ struct fsck {
 	struct objref *objs;
 	size_t n_objs, cap_objs;
 	uint64_t *nids;			/* sorted */
+	uint64_t corrupt_onodes;	/* their extents are unknown: no leak repair */
 };
 
 static const char *const kind_names[] = {
@@ -228,6 +229,7 @@ static int scan_onodes(struct fsck *fk)
 			rocksdb_free(cv);
 		r = onode_decode(v, vl, st->csum_block, &o);
 		if (r) {
+			fk->corrupt_onodes++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, obj, 0, 0, 0,
 			       "object record in %s fails its checksum or does not decode",
 			       obj->coll);
@@ -321,7 +323,8 @@ static int check_space(struct fsck *fk)
 			break;
 		}
 		if (off > pos) {
-			bool fix = fk->o.repair;
+			/* A corrupt onode may own the "leaked" space: never free it then. */
+			bool fix = fk->o.repair && !fk->corrupt_onodes;
 
 			if (fix && extset_insert(&st->freeset, pos, off - pos))
 				fix = false;
@@ -338,7 +341,8 @@ static int check_space(struct fsck *fk)
 		pos = max_u64(pos, off + len);
 	}
 	if (pos < st->data_end) {
-		bool fix = fk->o.repair && !extset_insert(&st->freeset, pos, st->data_end - pos);
+		bool fix = fk->o.repair && !fk->corrupt_onodes &&
+			   !extset_insert(&st->freeset, pos, st->data_end - pos);
 
 		fk->r.leaks++;
 		fk->r.leaked_bytes += st->data_end - pos;

@@ -699,6 +699,8 @@ int rawstore_close(struct rawstore *st)
 
 	if (!st)
 		return -EINVAL;
+	if (pthread_equal(pthread_self(), st->worker))
+		return -EDEADLK;
 	pthread_mutex_lock(&st->qlock);
 	st->stopping = true;
 	pthread_cond_broadcast(&st->qcond);
@@ -1010,6 +1012,9 @@ int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
 	struct waiter w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0 };
 	int ret;
 
+	/* From a completion callback this would wait for itself. */
+	if (st && pthread_equal(pthread_self(), st->worker))
+		return -EDEADLK;
 	ret = rawstore_submit_async(st, t, wake, &w);
 	if (ret)
 		return ret;

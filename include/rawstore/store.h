@@ -102,7 +102,8 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 
 /*
  * Wait for queued transactions, then close the store and free @st.
- * Returns the sticky error of the store if a metadata commit ever failed.
+ * Returns the sticky error of the store if a metadata commit ever failed,
+ * or -EDEADLK (store left open) if called from a completion callback.
  */
 int rawstore_close(struct rawstore *st);
 

@@ -92,6 +92,7 @@ int rawstore_txn_alloc_hint(struct rawstore_txn *t, const char *coll, const void
 /*
  * Apply @t atomically and durably; returns when it is on stable storage.
  * @t is not consumed and may be resubmitted or freed afterwards.
+ * -EDEADLK if called from a completion callback (the commit thread).
  */
 int rawstore_submit(struct rawstore *st, struct rawstore_txn *t);
 

@@ -197,6 +197,12 @@ TEST_F(FsckTest, CorruptMetadataRecordIsCaught)
 	struct rawstore_fsck_result res;
 	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
 	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+	/* its extents look leaked, but repair must not hand them out */
+	EXPECT_EQ(res.leaks, 1u);
+	uint64_t free_before = Statfs().free;
+	EXPECT_EQ(Fsck(false, true, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(res.repaired, 0u);
+	EXPECT_EQ(Statfs().free, free_before);
 }
 
 TEST_F(FsckTest, LeakIsFoundAndRepaired)

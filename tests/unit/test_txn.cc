@@ -469,3 +469,31 @@ TEST_F(StoreTest, SmallOverwritesAreDeferredThroughTheWal)
 	EXPECT_EQ(Read("c", "d", 0, 70000), m);
 	ExpectClean();
 }
+
+struct CbState {
+	struct rawstore *st;
+	std::atomic<int> done{ 0 };
+	int sync_result = 0;
+};
+
+static void blocking_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto s = static_cast<CbState *>(arg);
+	(void)result;
+	s->sync_result = rawstore_submit(s->st, t);
+	s->done++;
+}
+
+TEST_F(StoreTest, BlockingSubmitFromCallbackIsRefused)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	CbState s;
+	s.st = st;
+	struct rawstore_txn *t = T();
+	rawstore_txn_touch(t, "c", "a", 1);
+	ASSERT_EQ(rawstore_submit_async(st, t, blocking_cb, &s), 0);
+	while (!s.done)
+		usleep(1000);
+	EXPECT_EQ(s.sync_result, -EDEADLK);
+	rawstore_txn_free(t);
+}
