@@ -6,7 +6,8 @@
  *  gate    ext4: EOPNOTSUPP without the mount option; with it EPERM for a
  *          user outside the group without CAP_SYS_RAWIO, success for group
  *          members (supplementary or primary) and for CAP_SYS_RAWIO; the
- *          option is shown in /proc/mounts and survives remount; mode
+ *          option is shown in /proc/mounts, survives remount, moves to
+ *          another gid or is turned off ("none") by remount; mode
  *          combinations give their documented errors; block-mapped
  *          (non-extent) files get EOPNOTSUPP;
  *  fiemap  ext4: no FIEMAP_EXTENT_UNWRITTEN after NO_HIDE_STALE, unwritten
@@ -401,6 +402,13 @@ static void test_gate(void)
 		 "/proc/mounts shows nohide_stale_gid=1000 (%s)", opts);
 	kt_expect_eq(fallocate_as(&outsider, path_in("f"), NHS, 4 * MiB, MiB), 0,
 		     "rsuser (primary group 1000) after the gid moved to 1000");
+	kt_expect_eq(remount("nohide_stale_gid=none"), 0, "remount with nohide_stale_gid=none");
+	kt_check(mount_opts(opts, sizeof(opts)) && !strstr(opts, "nohide_stale_gid"),
+		 "/proc/mounts no longer shows nohide_stale_gid (%s)", opts);
+	kt_expect_eq(fallocate_as(&root_nogroup, path_in("f"), NHS, 5 * MiB, MiB), -EOPNOTSUPP,
+		     "NO_HIDE_STALE after nohide_stale_gid=none, even with CAP_SYS_RAWIO");
+	kt_expect_eq(remount("nohide_stale_gid=rsstale"), -EINVAL,
+		     "remount with nohide_stale_gid=rsstale (a name, not a number)");
 	umount_or_die();
 
 	/* Block-mapped files (no extents feature): EOPNOTSUPP, as for mode 0. */
