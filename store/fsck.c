@@ -422,6 +422,25 @@ static int check_orphans(struct fsck *fk, char type)
 	return ret;
 }
 
+static int check_supers(struct fsck *fk)
+{
+	int before = rs_check_supers(fk->st, false), after = before, i;
+
+	if (before < 0)
+		return before;
+	if (before && fk->o.repair)
+		after = rs_check_supers(fk->st, true);
+	if (after < 0)
+		return after;
+	for (i = 0; i < 2; i++)
+		if (before & (1 << i))
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL,
+			       i ? RS_SB_BACKUP_OFFSET : RS_SB_PRIMARY_OFFSET, RS_SB_BLOCK,
+			       !(after & (1 << i)), "%s superblock copy is damaged or stale",
+			       i ? "backup" : "primary");
+	return 0;
+}
+
 static int fsck_job(struct rawstore *st, void *arg)
 {
 	struct fsck *fk = arg;
@@ -431,7 +450,9 @@ static int fsck_job(struct rawstore *st, void *arg)
 	if (st->failed)
 		return st->failed;
 	rocksdb_writebatch_wi_clear(st->wb);
-	ret = scan_onodes(fk);
+	ret = check_supers(fk);
+	if (!ret)
+		ret = scan_onodes(fk);
 	if (!ret)
 		ret = check_space(fk);
 	if (!ret)

@@ -98,6 +98,10 @@ int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ct
 
 /* store.c: run @fn on the commit thread and wait for it. */
 int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
+/* store.c: bit 0 primary, bit 1 backup superblock differs from the one in
+ * use; with @repair rewrite the bad copies (and flush).  Returns the mask
+ * still bad, or -errno. */
+int rs_check_supers(struct rawstore *st, bool repair);
 /* store.c: refresh st->snap; call with the write lock (or before threads). */
 void rs_snapshot_stats(struct rawstore *st);
 /* store.c: commit st->wb synchronously (jobs only). */

@@ -1035,6 +1035,25 @@ int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg)
 	return rawstore_submit(st, &t);
 }
 
+int rs_check_supers(struct rawstore *st, bool repair)
+{
+	static const uint64_t where[2] = { RS_SB_PRIMARY_OFFSET, RS_SB_BACKUP_OFFSET };
+	struct rs_disk_super sb;
+	int i, bad = 0, ret;
+
+	for (i = 0; i < 2; i++) {
+		ret = super_read(st->dev, where[i], &sb);
+		if (ret)
+			return ret;
+		if (!memcmp(&sb, &st->sb, sizeof(sb)))
+			continue;
+		if (repair && !super_write(st->dev, where[i], &st->sb) && dev_flush(st->dev) >= 0)
+			continue;
+		bad |= 1 << i;
+	}
+	return bad;
+}
+
 void rs_snapshot_stats(struct rawstore *st)
 {
 	st->snap.free = st->freeset.total;

@@ -217,3 +217,27 @@ TEST_F(OpenTest, ExplicitLibaioEngine)
 	struct rawstore *s2;
 	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &s2), -EINVAL);
 }
+
+TEST_F(OpenTest, FsckRepairsADamagedSuperblockCopy)
+{
+	Closed();
+	struct rs_disk_super sb, good;
+	rw_super(dev, 0, &good, false);
+	sb = good;
+	sb.magic = 0;
+	rw_super(dev, 0, &sb, true);
+	StillIntact(); /* opened from the backup */
+	struct rawstore_fsck_opts o;
+	struct rawstore_fsck_result r;
+	rawstore_fsck_opts_init(&o);
+	r.struct_size = sizeof(r);
+	EXPECT_EQ(rawstore_fsck(st, &o, &r), -EUCLEAN);
+	EXPECT_EQ(r.errors, 1u);
+	o.repair = 1;
+	EXPECT_EQ(rawstore_fsck(st, &o, &r), 0);
+	EXPECT_EQ(r.repaired, 1u);
+	rw_super(dev, 0, &sb, false);
+	EXPECT_EQ(memcmp(&sb, &good, sizeof(sb)), 0);
+	o.repair = 0;
+	EXPECT_EQ(rawstore_fsck(st, &o, &r), 0);
+}
