@@ -3,14 +3,14 @@
  * rawstore/fsck.h: consistency check of an open store.
  *
  * Checks that both superblock copies are intact, that every allocated
- * extent belongs to exactly one object, that no
- * extent is both used and free, that free space is recorded merged and
- * aligned, that sizes and extent maps agree, that every freed-but-unpunched
- * range is free, that no attribute/omap record is orphaned, and with
- * deep=1 that every data checksum matches.  repair=1 returns leaked space to
- * the free list (not while an undecodable onode might own it), deletes
- * orphaned records and rewrites a damaged superblock copy.  Runs on the commit thread,
- * so concurrent transactions wait for it.
+ * extent belongs to exactly one object, that no extent is both used and
+ * free, that free space is recorded merged and aligned, that sizes and
+ * extent maps agree, that every freed-but-unpunched range is free, that no
+ * attribute/omap record is orphaned, and with deep=1 that every data
+ * checksum matches.  repair=1 returns leaked space to the free list (not
+ * while an undecodable onode might own it), deletes orphaned records and
+ * rewrites a damaged superblock copy.  Runs on the commit thread, so
+ * concurrent transactions wait for it.
  */
 #ifndef RAWSTORE_FSCK_H
 #define RAWSTORE_FSCK_H
