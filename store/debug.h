@@ -25,6 +25,8 @@ enum rs_crash {
 #define RS_CRASH_EXIT 86
 
 void rs_debug_set_crash_point(int point, int countdown);
+/* Make io_uring setup fail (as on kernels or sandboxes without it). */
+void rs_debug_disable_uring(int disable);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "device.h"
 #include "internal.h"
 #include "util.h"
@@ -107,12 +108,19 @@ static int dev_geometry(struct rs_dev *d, const char *path)
 	return 0;
 }
 
+static int no_uring;
+
+void rs_debug_disable_uring(int disable)
+{
+	no_uring = disable;
+}
+
 static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
 {
 	int ret;
 
 	if (want != RAWSTORE_ENGINE_LIBAIO) {
-		ret = io_uring_queue_init(d->qd, &d->ring, 0);
+		ret = no_uring ? -ENOSYS : io_uring_queue_init(d->qd, &d->ring, 0);
 		if (!ret) {
 			d->engine = ENG_URING;
 			return 0;

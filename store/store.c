@@ -879,9 +879,12 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			PERF_ADD(st, dev_flushes, 1);
 		}
 		if (ret) {
-			rs_err(st, ret, "device flush failed; group not committed");
+			/* After a failed flush the device state is unknown: stop. */
+			rs_err(st, ret, "device flush failed; group not committed, store "
+			       "stopped");
 			release_allocs(st, &g.allocs);
 			n_done = 0;
+			st->failed = ret;
 		}
 	}
 	if (!ret) {

@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 extern "C" {
+#include "debug.h"
 #include "ondisk.h"
 }
 
@@ -240,4 +241,33 @@ TEST_F(OpenTest, FsckRepairsADamagedSuperblockCopy)
 	EXPECT_EQ(memcmp(&sb, &good, sizeof(sb)), 0);
 	o.repair = 0;
 	EXPECT_EQ(rawstore_fsck(st, &o, &r), 0);
+}
+
+static void capture_log(void *arg, int level, const char *msg)
+{
+	if (level <= RAWSTORE_LOG_WARNING)
+		*static_cast<std::string *>(arg) += msg;
+}
+
+TEST_F(OpenTest, EngineFallbackIsLoggedAndReported)
+{
+	Closed();
+	rs_debug_disable_uring(1);
+	struct rawstore_open_opts oo;
+	rawstore_open_opts_init(&oo);
+	oo.engine = RAWSTORE_ENGINE_IO_URING;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), -ENODEV);
+	std::string log;
+	oo.engine = RAWSTORE_ENGINE_AUTO;
+	oo.log_fn = capture_log;
+	oo.log_arg = &log;
+	int r = rawstore_open(dev.c_str(), meta.c_str(), &oo, &st);
+	rs_debug_disable_uring(0);
+	ASSERT_EQ(r, 0);
+	EXPECT_NE(log.find("using libaio"), std::string::npos) << log;
+	struct rawstore_info i;
+	i.struct_size = sizeof(i);
+	ASSERT_EQ(rawstore_get_info(st, &i), 0);
+	EXPECT_STREQ(i.io_engine, "libaio");
+	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
 }
