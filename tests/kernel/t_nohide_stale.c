@@ -12,8 +12,9 @@
  *          (non-extent) files get EOPNOTSUPP;
  *  fiemap  ext4: no FIEMAP_EXTENT_UNWRITTEN after NO_HIDE_STALE, unwritten
  *          after plain fallocate, unwritten extents in the range become
- *          written, written data is kept, i_size/i_blocks/free blocks are
- *          right, all of it survives umount/mount, e2fsck is clean;
+ *          written, written and dirty data are kept, i_size/i_blocks/free
+ *          blocks are right, all of it survives umount/mount, e2fsck is
+ *          clean;
  *  stale   ext4: a deleted file's blocks read back through a NO_HIDE_STALE
  *          file (and never a live file's), plain fallocate reads zeros,
  *          and cached zero pages (hole, unwritten) are dropped;
@@ -193,6 +194,8 @@ static uint64_t free_blocks(void)
 		kt_fatal("statfs %s: %s", mnt, strerror(errno));
 	return sf.f_bfree * (sf.f_bsize / BS);
 }
+
+static int open_direct(const char *name);
 
 /* ---- credentials: run fallocate in a child with other ids ---- */
 
@@ -481,6 +484,20 @@ static void test_fiemap(void)
 	expect_extents(c, 4 * MiB, 8192, false, "the two blocks the unaligned range touches");
 	close(a);
 	close(b);
+	close(c);
+
+	/* Dirty (delayed-allocation) data in the range is written back, not lost. */
+	c = create_file("d", 0);
+	kt_fill(c, 512 * KiB, 64 * KiB, 22);
+	kt_expect_eq(kt_fallocate(c, NHS, 0, 2 * MiB), 0,
+		     "NO_HIDE_STALE over dirty data not yet written back");
+	kt_check(kt_verify(c, 512 * KiB, 64 * KiB, 22) == UINT64_MAX,
+		 "the dirty data survived (buffered read)");
+	close(c);
+	c = open_direct("d");
+	kt_check(kt_verify(c, 512 * KiB, 64 * KiB, 22) == UINT64_MAX,
+		 "the dirty data reached the disk (O_DIRECT read)");
+	expect_extents(c, 0, 2 * MiB, false, "range with dirty data");
 	close(c);
 
 	kt_expect_eq(remount("commit=20"), 0, "remount");
