@@ -497,3 +497,54 @@ TEST_F(StoreTest, BlockingSubmitFromCallbackIsRefused)
 	EXPECT_EQ(s.sync_result, -EDEADLK);
 	rawstore_txn_free(t);
 }
+
+TEST_F(StoreTest, AppendsStayContiguousWithAHint)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	/* fragment: small objects with gaps between them */
+	for (int i = 0; i < 64; i++)
+		ASSERT_EQ(Write("c", "s" + std::to_string(i), 0, pattern(8192, i)), 0);
+	struct rawstore_txn *t = T();
+	for (int i = 0; i < 64; i += 2) {
+		std::string n = "s" + std::to_string(i);
+		rawstore_txn_remove(t, "c", n.data(), n.size());
+	}
+	ASSERT_EQ(Submit(t), 0);
+	t = T();
+	rawstore_txn_alloc_hint(t, "c", "log", 3, 1 << 20);
+	ASSERT_EQ(Submit(t), 0);
+	std::string all;
+	for (int i = 0; i < 16; i++) {
+		std::string d = pattern(65536, 100 + i);
+		ASSERT_EQ(Write("c", "log", all.size(), d), 0);
+		all += d;
+	}
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "log", 3, &s), 0);
+	EXPECT_EQ(s.extents, 1u);
+	EXPECT_EQ(s.allocated, 1u << 20);
+	EXPECT_EQ(Read("c", "log", 0, 2 << 20), all);
+}
+
+TEST_F(StoreTest, FullDeviceStillTakesSmallOverwrites)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(65536, 1);
+	ASSERT_EQ(Write("c", "keep", 0, d), 0);
+	int ret = 0;
+	for (int i = 0; i < 100 && !ret; i++)
+		ret = Write("c", "fill" + std::to_string(i), 0, std::string(1 << 20, 'f'));
+	ASSERT_EQ(ret, -ENOSPC);
+	uint64_t rest = Statfs().free;
+	if (rest) {
+		ASSERT_EQ(Write("c", "rest", 0, std::string(rest, 'r')), 0);
+	}
+	ASSERT_EQ(Statfs().free, 0u);
+	/* redirecting needs free units; a deferred in-place overwrite does not */
+	EXPECT_EQ(Write("c", "keep", 0, pattern(65536, 2)), -ENOSPC);
+	ASSERT_EQ(Write("c", "keep", 100, "in place"), 0);
+	d.replace(100, 8, "in place");
+	EXPECT_EQ(Read("c", "keep", 0, 70000), d);
+	ExpectClean(false);
+}
