@@ -106,6 +106,7 @@ const char *kt_errname(long long err)
 	case EPERM: return "EPERM";
 	case EACCES: return "EACCES";
 	case ENOSPC: return "ENOSPC";
+	case EDQUOT: return "EDQUOT";
 	case EIO: return "EIO";
 	case EFBIG: return "EFBIG";
 	case ENODEV: return "ENODEV";
