@@ -397,6 +397,112 @@ static int count_prefix(struct rawstore *st, char type, uint64_t *out)
 	return ret;
 }
 
+static int cmp_pext(const void *a, const void *b)
+{
+	const struct pext *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Delete every key with prefix @type into @wb. */
+static int delete_all(struct rawstore *st, rocksdb_writebatch_wi_t *wb, char type)
+{
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl;
+		const char *k = meta_iter_full_key(it, &kl);
+
+		rocksdb_writebatch_wi_delete(wb, k, kl);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+/*
+ * The free list is the complement of the extents the objects use.  Rebuild
+ * it from the onodes (all must decode and none may overlap) and replace the
+ * recorded free and unpunched lists in one synced batch.
+ */
+static int rebuild_freelist(struct rawstore *st)
+{
+	struct pext_vec used = { 0 };
+	rocksdb_writebatch_wi_t *wb;
+	struct rs_iter *it;
+	uint64_t pos = st->data_start;
+	char p = 'O';
+	size_t i;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
+		size_t vl;
+		const char *v = meta_iter_val(it, &vl);
+		struct rs_onode o;
+		uint32_t j;
+
+		ret = onode_decode(v, vl, st->csum_block, &o);
+		if (ret) {
+			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: an object "
+				     "record is corrupt");
+			break;
+		}
+		for (j = 0; j < o.n_ext && !ret; j++)
+			ret = pext_push(&used, o.ext[j].pofs, o.ext[j].len);
+		onode_free(&o);
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (ret)
+		goto out_free;
+	if (used.n)
+		qsort(used.v, used.n, sizeof(*used.v), cmp_pext);
+	wb = rocksdb_writebatch_wi_create(0, 1);
+	ret = delete_all(st, wb, 'F');
+	if (!ret)
+		ret = delete_all(st, wb, 'P');
+	for (i = 0; !ret && i <= used.n; i++) {
+		uint64_t next = i < used.n ? used.v[i].off : st->data_end;
+
+		if (i < used.n && (next < pos || !is_aligned(next | used.v[i].len, st->min_alloc) ||
+				   next + used.v[i].len > st->data_end)) {
+			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: object extents "
+				     "overlap or lie outside the data area");
+			break;
+		}
+		if (next > pos) {
+			struct rs_key k;
+			char v[8];
+
+			key_ext(&k, 'F', pos);
+			put_le64(v, next - pos);
+			rocksdb_writebatch_wi_put(wb, k.buf, k.len, v, 8);
+			ret = extset_insert(&st->freeset, pos, next - pos);
+		}
+		if (i < used.n)
+			pos = next + used.v[i].len;
+	}
+	if (!ret)
+		ret = meta_commit(st->meta, wb);
+	if (!ret)
+		rs_log(st, RAWSTORE_LOG_WARNING, "rebuilt the free list from %zu object extents: "
+		       "%llu bytes free in %llu extents", used.n,
+		       (unsigned long long)st->freeset.total,
+		       (unsigned long long)st->freeset.count);
+	rocksdb_writebatch_wi_destroy(wb);
+out_free:
+	pext_vec_free(&used);
+	return ret;
+}
+
 static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 {
 	struct rs_disk_super msb;
@@ -436,9 +542,13 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	if (!st->next_nid)
 		return rs_err(st, -EUCLEAN, "nid record is corrupt");
 	st->stored_nid = st->next_nid;
-	ret = load_extents(st, 'F', &st->freeset);
-	if (!ret)
-		ret = load_extents(st, 'P', &st->unpunched);
+	if (st->opts.rebuild_freelist) {
+		ret = rebuild_freelist(st);
+	} else {
+		ret = load_extents(st, 'F', &st->freeset);
+		if (!ret)
+			ret = load_extents(st, 'P', &st->unpunched);
+	}
 	if (!ret)
 		ret = count_prefix(st, 'O', &st->n_objects);
 	if (!ret)

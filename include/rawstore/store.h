@@ -81,6 +81,10 @@ struct rawstore_open_opts {
 					 * bytes go through the RocksDB WAL and are
 					 * applied after the commit (no device flush
 					 * in the transaction); default 32768, 0 off */
+	int rebuild_freelist;		/* 1: ignore the recorded free and unpunched
+					 * lists and rebuild the free list from the
+					 * object records (repair of a corrupt free
+					 * list; refused if any record is corrupt) */
 };
 
 /* Fill @o with defaults and set struct_size. */

@@ -17,9 +17,10 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  mkfs    [--min-alloc N] [--csum-block N] [--inline-max N] [--size BYTES]\n"
 		"          [--force] DEV META      create a store\n"
-		"  fsck    [--deep] [--repair] [--json] DEV META\n"
+		"  fsck    [--deep] [--repair] [--json] [--rebuild-freelist] DEV META\n"
 		"                                  check (deep: verify every checksum);\n"
-		"                                  repair returns leaked space\n"
+		"                                  repair returns leaked space; rebuild the\n"
+		"                                  free list from the objects if it is corrupt\n"
 		"  statfs  [--json] DEV META        space and object counts\n"
 		"  info    [--json] DEV META        geometry, I/O engine, format\n"
 		"  ls      DEV META [COLL]          list collections, or objects of COLL\n"
@@ -39,7 +40,8 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
-static int open_store(int argc, char **argv, struct rawstore **st)
+static int open_store_opts(int argc, char **argv, const struct rawstore_open_opts *o,
+			   struct rawstore **st)
 {
 	int ret;
 
@@ -47,10 +49,15 @@ static int open_store(int argc, char **argv, struct rawstore **st)
 		usage(stderr);
 		return 2;
 	}
-	ret = rawstore_open(argv[optind], argv[optind + 1], NULL, st);
+	ret = rawstore_open(argv[optind], argv[optind + 1], o, st);
 	if (ret)
 		return fail("open", ret);
 	return 0;
+}
+
+static int open_store(int argc, char **argv, struct rawstore **st)
+{
+	return open_store_opts(argc, argv, NULL, st);
 }
 
 static uint64_t parse_size(const char *s)
@@ -171,8 +178,10 @@ static int cmd_fsck(int argc, char **argv)
 		{ "deep", no_argument, 0, 'd' },
 		{ "repair", no_argument, 0, 'r' },
 		{ "json", no_argument, 0, 'j' },
+		{ "rebuild-freelist", no_argument, 0, 'F' },
 		{ 0, 0, 0, 0 },
 	};
+	struct rawstore_open_opts oo;
 	struct rawstore_fsck_opts o;
 	struct rawstore_fsck_result r;
 	struct fsck_out out = { false, 0 };
@@ -180,7 +189,8 @@ static int cmd_fsck(int argc, char **argv)
 	int c, ret;
 
 	rawstore_fsck_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "drj", lo, NULL)) != -1) {
+	rawstore_open_opts_init(&oo);
+	while ((c = getopt_long(argc, argv, "drjF", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o.deep = 1;
@@ -191,12 +201,15 @@ static int cmd_fsck(int argc, char **argv)
 		case 'j':
 			out.json = true;
 			break;
+		case 'F':
+			oo.rebuild_freelist = 1;
+			break;
 		default:
 			usage(stderr);
 			return 2;
 		}
 	}
-	ret = open_store(argc, argv, &st);
+	ret = open_store_opts(argc, argv, &oo, &st);
 	if (ret)
 		return ret;
 	o.fn = fsck_problem;

@@ -275,3 +275,49 @@ TEST_F(FsckTest, UsedAndFreeIsReported)
 	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
 	EXPECT_GE(pr.kinds.count(RAWSTORE_FSCK_USED_AND_FREE), 1u);
 }
+
+TEST_F(FsckTest, CorruptFreeListIsRebuiltFromObjects)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(Write("c", "o" + std::to_string(i), 0, pattern(50000, i)), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "o3", 2);
+	ASSERT_EQ(Submit(t), 0);
+	uint64_t free_before = Statfs().free;
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string v(8, 0);
+		v[1] = 0x10;
+		db.Put("F" + be64((1 << 20) + 100), v); /* misaligned */
+	}
+	EXPECT_EQ(Open(), -EUCLEAN);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("free list"), std::string::npos);
+	struct rawstore_open_opts oo;
+	rawstore_open_opts_init(&oo);
+	oo.rebuild_freelist = 1;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().free, free_before);
+	EXPECT_EQ(Statfs().unpunched, 0u);
+	ExpectClean();
+	for (int i = 0; i < 8; i++) {
+		if (i != 3) {
+			EXPECT_EQ(Read("c", "o" + std::to_string(i), 0, 60000), pattern(50000, i));
+		}
+	}
+	Reopen(); /* the rebuilt list was recorded */
+	ExpectClean();
+	ASSERT_EQ(Write("c", "new", 0, pattern(1 << 20, 9)), 0);
+	EXPECT_EQ(Read("c", "new", 0, 2 << 20), pattern(1 << 20, 9));
+	/* with a corrupt object record there is nothing safe to rebuild from */
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = onode_key("c", "o1"), v = db.Get(k);
+		v[20] ^= 1;
+		db.Put(k, v);
+	}
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), -EUCLEAN);
+	st = nullptr;
+}
