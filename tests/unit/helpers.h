@@ -68,6 +68,14 @@ protected:
 	struct rawstore *st = nullptr;
 	uint64_t dev_size = 64ULL << 20;
 	uint32_t inline_max = 4096;
+	struct rawstore_open_opts oo = open_defaults();
+
+	static struct rawstore_open_opts open_defaults()
+	{
+		struct rawstore_open_opts o;
+		rawstore_open_opts_init(&o);
+		return o;
+	}
 
 	void SetUp() override
 	{
@@ -89,7 +97,7 @@ protected:
 	}
 	int Open()
 	{
-		return rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st);
+		return rawstore_open(dev.c_str(), meta.c_str(), &oo, &st);
 	}
 	void Reopen()
 	{

@@ -2,6 +2,7 @@
 // the store and to an in-memory model; results, data, attributes, omap and
 // listings must agree, also after reopening, and fsck must stay clean.
 // RAWSTORE_TEST_SCALE=n multiplies the number of operations.
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -48,7 +49,23 @@ int name_cb(void *arg, const void *n, size_t l)
 
 struct ModelParam {
 	uint32_t min_alloc, csum_block, inline_max;
+	enum rawstore_io_engine engine;
+	uint32_t deferred_max;
+	unsigned int max_group;
+	bool async;			/* batches of transactions in flight together */
 };
+
+struct Pending {
+	int result = 1;
+	std::atomic<int> *done;
+};
+
+void pending_cb(struct rawstore_txn *, int result, void *arg)
+{
+	auto p = static_cast<Pending *>(arg);
+	p->result = result;
+	(*p->done)++;
+}
 
 class ModelTest : public StoreTest, public ::testing::WithParamInterface<ModelParam> {
 protected:
@@ -67,6 +84,9 @@ protected:
 		mo.csum_block_size = GetParam().csum_block;
 		mo.inline_max = GetParam().inline_max;
 		ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0);
+		oo.engine = GetParam().engine;
+		oo.deferred_max = GetParam().deferred_max;
+		oo.max_group = GetParam().max_group;
 		ASSERT_EQ(Open(), 0);
 	}
 
@@ -255,6 +275,48 @@ TEST_P(ModelTest, RandomOpsMatchModel)
 	const uint64_t txns = 600 * scale();
 	uint64_t failed = 0;
 	for (uint64_t i = 0; i < txns; i++) {
+		if (GetParam().async) {
+			/* Each txn is built against the model after the ones before it;
+			 * all are in flight together and land in shared groups. */
+			int batch = (int)rng(16) + 1;
+			std::vector<struct rawstore_txn *> ts;
+			std::vector<int> wants;
+			std::vector<Pending> pend((size_t)batch);
+			std::atomic<int> done{ 0 };
+			for (int k = 0; k < batch; k++) {
+				struct rawstore_txn *t = T();
+				Model mm = m;
+				int nops = (int)rng(4) + 1, want = 0;
+				for (int j = 0; j < nops; j++) {
+					int e = RandomOp(t, mm);
+					if (e && !want)
+						want = e;
+				}
+				if (!want)
+					m = mm;
+				else
+					failed++;
+				ts.push_back(t);
+				wants.push_back(want);
+			}
+			for (int k = 0; k < batch; k++) {
+				pend[(size_t)k].done = &done;
+				ASSERT_EQ(rawstore_submit_async(st, ts[(size_t)k], pending_cb,
+								&pend[(size_t)k]), 0);
+			}
+			while (done < batch)
+				usleep(200);
+			for (int k = 0; k < batch; k++) {
+				EXPECT_EQ(pend[(size_t)k].result, wants[(size_t)k])
+					<< "txn " << i << "+" << k;
+				rawstore_txn_free(ts[(size_t)k]);
+			}
+			ASSERT_FALSE(HasFailure());
+			i += (uint64_t)batch - 1;
+			if (i >= txns / 2 && i < txns / 2 + (uint64_t)batch)
+				Reopen();
+			continue;
+		}
 		struct rawstore_txn *t = T();
 		Model mm = m;
 		int nops = (int)rng(4) + 1, want = 0;
@@ -280,6 +342,12 @@ TEST_P(ModelTest, RandomOpsMatchModel)
 	}
 	EXPECT_GT(failed, 0u);
 	EXPECT_LT(failed, txns);
+	if (GetParam().async) {
+		struct rawstore_perf p;
+		p.struct_size = sizeof(p);
+		ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+		EXPECT_LT(p.commit_groups, p.txns_committed); /* groups were shared */
+	}
 	CheckAll();
 	ExpectClean();
 	Reopen();
@@ -291,8 +359,17 @@ TEST_P(ModelTest, RandomOpsMatchModel)
 }
 
 INSTANTIATE_TEST_SUITE_P(Geometries, ModelTest,
-			 ::testing::Values(ModelParam{ 4096, 4096, 4096 },
-					   ModelParam{ 16384, 4096, 0 },
-					   ModelParam{ 65536, 8192, 2048 }));
+			 ::testing::Values(ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_AUTO,
+							       32768, 64, false },
+					   ModelParam{ 16384, 4096, 0, RAWSTORE_ENGINE_AUTO, 65536,
+							       64, false },
+					   ModelParam{ 65536, 8192, 2048, RAWSTORE_ENGINE_AUTO,
+							       32768, 64, false },
+					   ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_LIBAIO, 0,
+							       1, false },
+					   ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_AUTO,
+							       32768, 64, true },
+					   ModelParam{ 16384, 4096, 0, RAWSTORE_ENGINE_AUTO,
+							       65536, 4, true }));
 
 } // namespace
