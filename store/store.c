@@ -1249,13 +1249,15 @@ int rawstore_get_info(struct rawstore *st, struct rawstore_info *info)
 int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p)
 {
 	struct rawstore_perf s;
-	size_t n;
+	size_t n, off;
 
 	if (!st || !p || p->struct_size < sizeof(size_t) || p->struct_size > sizeof(s))
 		return -EINVAL;
 	n = p->struct_size;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	memcpy(&s, &st->perf, sizeof(s));
+	/* every field after struct_size is a uint64_t counter */
+	for (off = offsetof(struct rawstore_perf, txns_committed); off < sizeof(s); off += 8)
+		*(uint64_t *)((char *)&s + off) =
+			__atomic_load_n((uint64_t *)((char *)&st->perf + off), __ATOMIC_RELAXED);
 	s.struct_size = n;
 	memcpy(p, &s, n);
 	return 0;
