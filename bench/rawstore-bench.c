@@ -516,17 +516,39 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'd': c.dev = optarg; break;
-		case 'm': c.meta = optarg; break;
-		case 'M': do_mkfs = true; break;
-		case 's': c.dev_size = parse_size(optarg); break;
-		case 'n': c.count = parse_size(optarg); break;
-		case 'q': c.qd = (unsigned int)atoi(optarg); break;
-		case 'a': c.min_alloc = (uint32_t)parse_size(optarg); break;
-		case 'i': c.inline_max = (uint32_t)parse_size(optarg); break;
-		case 'j': c.json = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'd':
+			c.dev = optarg;
+			break;
+		case 'm':
+			c.meta = optarg;
+			break;
+		case 'M':
+			do_mkfs = true;
+			break;
+		case 's':
+			c.dev_size = parse_size(optarg);
+			break;
+		case 'n':
+			c.count = parse_size(optarg);
+			break;
+		case 'q':
+			c.qd = (unsigned int)atoi(optarg);
+			break;
+		case 'a':
+			c.min_alloc = (uint32_t)parse_size(optarg);
+			break;
+		case 'i':
+			c.inline_max = (uint32_t)parse_size(optarg);
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind >= argc || !c.count || !c.qd || (!c.dev != !c.meta)) {
