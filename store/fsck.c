@@ -441,6 +441,48 @@ static int check_supers(struct fsck *fk)
 	return 0;
 }
 
+/* The recorded object and collection counts must match what exists. */
+static int check_counts(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	uint64_t colls = 0;
+	char p = 'C';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it))
+		colls++;
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (ret)
+		return ret;
+	if (st->n_objects == fk->n_objs && st->n_colls == colls)
+		return 0;
+	if (fk->o.repair) {
+		struct rs_key k;
+		char c[16];
+
+		put_le64(c, fk->n_objs);
+		put_le64(c + 8, colls);
+		key_counts(&k);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
+	}
+	report(fk, RAWSTORE_FSCK_BAD_MAP, NULL, 0, 0, fk->o.repair,
+	       "recorded counts (%llu objects, %llu collections) differ from the store "
+	       "(%zu objects, %llu collections)", (unsigned long long)st->n_objects,
+	       (unsigned long long)st->n_colls, fk->n_objs, (unsigned long long)colls);
+	if (fk->o.repair) {
+		pthread_rwlock_wrlock(&st->rwlock);
+		st->n_objects = fk->n_objs;
+		st->n_colls = colls;
+		pthread_rwlock_unlock(&st->rwlock);
+	}
+	return 0;
+}
+
 static int fsck_job(struct rawstore *st, void *arg)
 {
 	struct fsck *fk = arg;
@@ -472,6 +514,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 		ret = check_orphans(fk, 'M');
 	if (!ret)
 		ret = check_orphans(fk, 'H');
+	if (!ret)
+		ret = check_counts(fk);
 	if (!ret && rocksdb_writebatch_wi_count(st->wb))
 		ret = rs_commit_wb(st);
 	rocksdb_writebatch_wi_clear(st->wb);

@@ -226,6 +226,12 @@ void key_nid(struct rs_key *k)
 	k->len = 1;
 }
 
+void key_counts(struct rs_key *k)
+{
+	k->buf[0] = 'K';
+	k->len = 1;
+}
+
 void key_coll(struct rs_key *k, const char *coll)
 {
 	size_t cl = strlen(coll);

@@ -63,6 +63,7 @@ void meta_iter_free(struct rs_iter *it);
 /* Key builders. */
 void key_super(struct rs_key *k);
 void key_nid(struct rs_key *k);
+void key_counts(struct rs_key *k);
 void key_coll(struct rs_key *k, const char *coll);
 void key_onode(struct rs_key *k, const char *coll, const void *name, size_t nlen);
 /* Prefix of all onodes of @coll. */

@@ -12,6 +12,7 @@
  * RocksDB keys (metadata directory):
  *   "S"                               struct rs_disk_super copy
  *   "N"                               le64 next object id (nid)
+ *   "K"                               struct rs_disk_counts
  *   "C" coll                          struct rs_disk_coll
  *   "O" be16(len(coll)) coll name     onode record (see below)
  *   "X" be64(nid) attr                attribute value
@@ -96,6 +97,12 @@ struct rs_disk_extent {
 	rs_le32 reserved;
 };
 static_assert(sizeof(struct rs_disk_extent) == 24, "extent layout");
+
+struct rs_disk_counts {
+	rs_le64 objects;
+	rs_le64 collections;
+};
+static_assert(sizeof(struct rs_disk_counts) == 16, "counts layout");
 
 struct rs_disk_deferred {
 	rs_le64 pofs;			/* bytes on the device, unit aligned */

@@ -128,6 +128,7 @@ static int super_write(struct rs_dev *d, uint64_t off, const struct rs_disk_supe
 static int mkfs_meta(struct rs_meta *m, const struct rs_disk_super *sb, uint64_t data_start,
 		     uint64_t size)
 {
+	struct rs_disk_counts counts = { 0, 0 };
 	struct rs_key k;
 	char v[8];
 	int ret;
@@ -139,6 +140,10 @@ static int mkfs_meta(struct rs_meta *m, const struct rs_disk_super *sb, uint64_t
 	key_nid(&k);
 	put_le64(v, 1);
 	ret = meta_put_sync(m, &k, v, 8);
+	if (ret)
+		return ret;
+	key_counts(&k);
+	ret = meta_put_sync(m, &k, &counts, sizeof(counts));
 	if (ret)
 		return ret;
 	key_ext(&k, 'F', data_start);
@@ -549,11 +554,27 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 		if (!ret)
 			ret = load_extents(st, 'P', &st->unpunched);
 	}
-	if (!ret)
+	if (ret)
+		return ret;
+	key_counts(&k);
+	ret = meta_get(st->meta, NULL, &k, &v, &vl);
+	if (ret == -ENOENT || (!ret && vl != sizeof(struct rs_disk_counts))) {
+		/* No (usable) record: count, and fsck --repair records it. */
+		if (!ret)
+			rocksdb_free(v);
 		ret = count_prefix(st, 'O', &st->n_objects);
-	if (!ret)
-		ret = count_prefix(st, 'C', &st->n_colls);
-	return ret;
+		if (!ret)
+			ret = count_prefix(st, 'C', &st->n_colls);
+		rs_log(st, RAWSTORE_LOG_WARNING, "object counts were missing; counted %llu "
+		       "objects", (unsigned long long)st->n_objects);
+		return ret;
+	}
+	if (ret)
+		return ret;
+	st->n_objects = get_le64(v);
+	st->n_colls = get_le64(v + 8);
+	rocksdb_free(v);
+	return 0;
 }
 
 /* ---- deferred writes ---- */
@@ -919,6 +940,14 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
 		key_nid(&k);
 		put_le64(v, st->next_nid);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
+	}
+	if (g->d_objects || g->d_colls) {
+		char c[16];
+
+		put_le64(c, st->n_objects + (uint64_t)g->d_objects);
+		put_le64(c + 8, st->n_colls + (uint64_t)g->d_colls);
+		key_counts(&k);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
 	}
 	ret = meta_commit(st->meta, st->wb);
 	PERF_ADD(st, db_syncs, 1);

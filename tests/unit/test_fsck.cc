@@ -321,3 +321,42 @@ TEST_F(FsckTest, CorruptFreeListIsRebuiltFromObjects)
 	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), -EUCLEAN);
 	st = nullptr;
 }
+
+TEST_F(FsckTest, RecordedCountsAreCheckedAndRepaired)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(MkColl("d"), 0);
+	for (int i = 0; i < 5; i++)
+		ASSERT_EQ(Write("c", "o" + std::to_string(i), 0, "x"), 0);
+	Reopen();
+	EXPECT_EQ(Statfs().objects, 5u);
+	EXPECT_EQ(Statfs().collections, 2u);
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string v(16, 0);
+		v[0] = 42;
+		db.Put("K", v);
+	}
+	ASSERT_EQ(Open(), 0);
+	EXPECT_EQ(Statfs().objects, 42u);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_BAD_MAP), 1u);
+	EXPECT_EQ(Fsck(false, true, &pr, &res), 0);
+	EXPECT_EQ(Statfs().objects, 5u);
+	Reopen();
+	EXPECT_EQ(Statfs().objects, 5u);
+	EXPECT_EQ(Statfs().collections, 2u);
+	/* a missing record is recounted at open */
+	CloseStore();
+	{
+		RawDb db(meta);
+		db.Del("K");
+	}
+	ASSERT_EQ(Open(), 0);
+	EXPECT_EQ(Statfs().objects, 5u);
+	EXPECT_EQ(Statfs().collections, 2u);
+	ExpectClean();
+}
