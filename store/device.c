@@ -31,6 +31,7 @@ struct rs_dev {
 	struct io_uring ring;
 	io_context_t aio;
 	struct rawstore *st;
+	int broken;			/* the ring is in an unknown state */
 };
 
 static uint64_t sysfs_u64(const char *dir, const char *file)
@@ -246,7 +247,7 @@ static int finish_short(struct rs_dev *d, struct rs_io *io, size_t done)
 
 static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 {
-	unsigned int i, reaped = 0;
+	unsigned int i, reaped = 0, submitted;
 	int ret = 0, r;
 
 	for (i = 0; i < n; i++) {
@@ -260,18 +261,31 @@ static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 					   ios[i].off);
 		io_uring_sqe_set_data64(sqe, i);
 	}
-	r = io_uring_submit(&d->ring);
-	if (r < 0)
-		return r;
-	while (reaped < n) {
+	for (submitted = 0; submitted < n;) {
+		r = io_uring_submit(&d->ring);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r < 0) {
+			/* Prepared entries may linger in the ring: stop using it. */
+			d->broken = r;
+			if (!submitted)
+				return r;
+			ret = r;
+			break;
+		}
+		submitted += (unsigned int)r;
+	}
+	while (reaped < submitted) {
 		struct io_uring_cqe *cqe;
 		struct rs_io *io;
 
 		r = io_uring_wait_cqe(&d->ring, &cqe);
 		if (r == -EINTR)
 			continue;
-		if (r < 0)
+		if (r < 0) {
+			d->broken = r;
 			return r;
+		}
 		io = &ios[io_uring_cqe_get_data64(cqe)];
 		r = cqe->res;
 		io_uring_cqe_seen(&d->ring, cqe);
@@ -317,8 +331,10 @@ static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		r = io_getevents(d->aio, 1, (long)(sub - reaped), ev, NULL);
 		if (r == -EINTR)
 			continue;
-		if (r < 0)
+		if (r < 0) {
+			d->broken = r;
 			return r;
+		}
 		for (i = 0; i < (unsigned int)r; i++) {
 			struct rs_io *io = ev[i].data;
 			long res = (long)ev[i].res;
@@ -355,6 +371,10 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		}
 	}
 	pthread_mutex_lock(&d->lock);
+	if (d->broken) {
+		pthread_mutex_unlock(&d->lock);
+		return -EIO;
+	}
 	for (i = 0; i < n && !ret; i += d->qd) {
 		unsigned int cnt = n - i < d->qd ? n - i : d->qd;
 
