@@ -259,6 +259,97 @@ static int cmp_u64(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
+struct event {
+	uint64_t pos;
+	int delta;
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Units used by k > 1 extents (clones) must carry an "R" record saying
+ * k - 1 extra references, and every "R" record must match such a unit.
+ */
+static int check_shared(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	uint64_t U = st->min_alloc, prev = 0, *au = NULL, *mult = NULL;
+	size_t i, n = 0, cap = 0, j = 0;
+	struct event *ev;
+	struct rs_iter *it;
+	char p = 'R';
+	int cur = 0, ret = 0;
+
+	ev = malloc((2 * fk->n_used + 1) * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (i = 0; i < fk->n_used; i++) {
+		ev[2 * i] = (struct event){ fk->used[i].off, 1 };
+		ev[2 * i + 1] = (struct event){ fk->used[i].off + fk->used[i].len, -1 };
+	}
+	if (fk->n_used)
+		qsort(ev, 2 * fk->n_used, sizeof(*ev), cmp_event);
+	for (i = 0; i < 2 * fk->n_used && !ret; i++) {
+		uint64_t u;
+
+		for (u = prev; cur > 1 && u < ev[i].pos; u += U) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				au = realloc(au, cap * sizeof(*au));
+				mult = realloc(mult, cap * sizeof(*mult));
+				if (!au || !mult) {
+					ret = -ENOMEM;
+					break;
+				}
+			}
+			au[n] = u;
+			mult[n++] = (uint64_t)cur;
+		}
+		cur += ev[i].delta;
+		prev = ev[i].pos;
+	}
+	free(ev);
+	if (!ret)
+		ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		goto out_free;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		uint64_t off = kl == 8 ? get_be64(k) : 0, extra = vl == 4 ? get_le32(v) : 0;
+
+		for (; j < n && au[j] < off; j++)
+			report(fk, RAWSTORE_FSCK_SHARED, NULL, au[j], U, 0,
+			       "unit at %llu is used by %llu extents but not recorded as shared",
+			       (unsigned long long)au[j], (unsigned long long)mult[j]);
+		if (j < n && au[j] == off && mult[j] == extra + 1) {
+			j++;
+			continue;
+		}
+		report(fk, RAWSTORE_FSCK_SHARED, NULL, off, U, 0,
+		       "reference record of unit %llu says %llu users, found %llu",
+		       (unsigned long long)off, (unsigned long long)extra + 1,
+		       (unsigned long long)(j < n && au[j] == off ? mult[j] : 1));
+		if (j < n && au[j] == off)
+			j++;
+	}
+	for (; j < n; j++)
+		report(fk, RAWSTORE_FSCK_SHARED, NULL, au[j], U, 0,
+		       "unit at %llu is used by %llu extents but not recorded as shared",
+		       (unsigned long long)au[j], (unsigned long long)mult[j]);
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+out_free:
+	free(au);
+	free(mult);
+	return ret;
+}
+
 /* Walk used and free extents in device order looking for overlaps and gaps. */
 static int check_space(struct fsck *fk)
 {
@@ -271,15 +362,9 @@ static int check_space(struct fsck *fk)
 
 	if (fk->n_used)
 		qsort(fk->used, fk->n_used, sizeof(*fk->used), cmp_used);
-	for (ui = 1; ui < fk->n_used; ui++) {
-		struct used *a = &fk->used[ui - 1], *b = &fk->used[ui];
-
-		if (b->off < a->off + a->len)
-			report(fk, RAWSTORE_FSCK_SHARED, &fk->objs[b->obj], b->off,
-			       min_u64(a->off + a->len, b->off + b->len) - b->off, 0,
-			       "device range is used by two extents (objects %s and %s)",
-			       fk->objs[a->obj].coll, fk->objs[b->obj].coll);
-	}
+	ret = check_shared(fk);
+	if (ret)
+		return ret;
 	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
 	if (ret)
 		return ret;

@@ -36,6 +36,7 @@ struct rawstore {
 	struct extset freeset;		/* free space */
 	struct extset unpunched;	/* freed, not yet punched */
 	pthread_rwlock_t rwlock;	/* frees become reusable under the write lock */
+	bool shared_any;		/* some unit may be shared by clones ("R") */
 	uint64_t next_nid, stored_nid;
 	uint64_t n_objects, n_colls;
 	/* Committed space figures for statfs, refreshed under the write lock

@@ -477,10 +477,10 @@ static int rebuild_freelist(struct rawstore *st)
 	for (i = 0; !ret && i <= used.n; i++) {
 		uint64_t next = i < used.n ? used.v[i].off : st->data_end;
 
-		if (i < used.n && (next < pos || !is_aligned(next | used.v[i].len, st->min_alloc) ||
-				   next + used.v[i].len > st->data_end)) {
+		if (i < used.n && (!is_aligned(next | used.v[i].len, st->min_alloc) ||
+				   next < st->data_start || next + used.v[i].len > st->data_end)) {
 			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: object extents "
-				     "overlap or lie outside the data area");
+				     "lie outside the data area");
 			break;
 		}
 		if (next > pos) {
@@ -492,8 +492,8 @@ static int rebuild_freelist(struct rawstore *st)
 			rocksdb_writebatch_wi_put(wb, k.buf, k.len, v, 8);
 			ret = extset_insert(&st->freeset, pos, next - pos);
 		}
-		if (i < used.n)
-			pos = next + used.v[i].len;
+		if (i < used.n)	/* clones share units: extents may overlap */
+			pos = max_u64(pos, next + used.v[i].len);
 	}
 	if (!ret)
 		ret = meta_commit(st->meta, wb);
@@ -510,6 +510,7 @@ out_free:
 
 static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 {
+	uint64_t shared;
 	struct rs_disk_super msb;
 	struct rs_key k;
 	char *v;
@@ -556,6 +557,10 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	}
 	if (ret)
 		return ret;
+	ret = count_prefix(st, 'R', &shared);
+	if (ret)
+		return ret;
+	st->shared_any = shared > 0;
 	key_counts(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
 	if (ret == -ENOENT || (!ret && vl != sizeof(struct rs_disk_counts))) {
@@ -630,7 +635,7 @@ static void dq_truncate(struct rawstore *st, size_t from)
 static int dq_apply(struct rawstore *st)
 {
 	struct rs_io *ios;
-	size_t i;
+	size_t i, n;
 	int ret = 0;
 
 	if (!st->dq_n)
@@ -638,9 +643,25 @@ static int dq_apply(struct rawstore *st)
 	ios = calloc(st->dq_n, sizeof(*ios));
 	if (!ios)
 		return -ENOMEM;
-	for (i = 0; i < st->dq_n; i++)
-		ios[i] = (struct rs_io){ true, st->dq[i].data, st->dq[i].pofs, st->dq[i].len };
-	ret = dev_submit(st->dev, ios, (unsigned int)st->dq_n);
+	/*
+	 * Writes in one batch complete in any order, so a later write to the
+	 * same units goes into a later batch: the last one must win.
+	 */
+	for (i = 0, n = 0; i < st->dq_n && !ret; i++) {
+		const struct rs_deferred *d = &st->dq[i];
+		size_t j;
+
+		for (j = 0; j < n; j++)
+			if (d->pofs < ios[j].off + ios[j].len && ios[j].off < d->pofs + d->len)
+				break;
+		if (j < n) {
+			ret = dev_submit(st->dev, ios, (unsigned int)n);
+			n = 0;
+		}
+		ios[n++] = (struct rs_io){ true, d->data, d->pofs, d->len };
+	}
+	if (!ret && n)
+		ret = dev_submit(st->dev, ios, (unsigned int)n);
 	free(ios);
 	if (ret)
 		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");

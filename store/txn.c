@@ -403,6 +403,126 @@ static bool range_mapped(const struct rs_onode *o, uint64_t a, uint64_t b)
 	return pos >= b;
 }
 
+/* ---- shared units: "R" be64(unit offset) -> le32 extra references ---- */
+
+static int ref_get(struct actx *a, uint64_t pofs, uint32_t *extra)
+{
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	*extra = 0;
+	if (!a->st->shared_any)
+		return 0;
+	key_ext(&k, 'R', pofs);
+	ret = meta_get(a->st->meta, a->wb, &k, &v, &vl);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (vl == 4)
+		*extra = get_le32(v);
+	rocksdb_free(v);
+	return vl == 4 ? 0 : -EUCLEAN;
+}
+
+static void ref_set(struct actx *a, uint64_t pofs, uint32_t extra)
+{
+	struct rs_key k;
+	char v[4];
+
+	key_ext(&k, 'R', pofs);
+	if (!extra) {
+		rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+		return;
+	}
+	put_le32(v, extra);
+	rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, v, 4);
+}
+
+/* True if any unit of device range [pofs, pofs+len) is shared. */
+static int range_shared(struct actx *a, uint64_t pofs, uint64_t len)
+{
+	uint64_t u;
+	uint32_t extra;
+	int ret;
+
+	if (!a->st->shared_any)
+		return 0;
+	for (u = pofs; u < pofs + len; u += a->st->min_alloc) {
+		ret = ref_get(a, u, &extra);
+		if (ret)
+			return ret;
+		if (extra)
+			return 1;
+	}
+	return 0;
+}
+
+/* Drop one reference to [pofs, pofs+len): shared units lose a count, the
+ * others are freed at commit. */
+static int release_range(struct actx *a, uint64_t pofs, uint64_t len)
+{
+	uint64_t U = a->st->min_alloc, u, run = pofs;
+	uint32_t extra;
+	int ret;
+
+	if (!a->st->shared_any)
+		return pext_push(&a->c->frees, pofs, len);
+	for (u = pofs; u < pofs + len; u += U) {
+		ret = ref_get(a, u, &extra);
+		if (ret)
+			return ret;
+		if (!extra)
+			continue;
+		ref_set(a, u, extra - 1);
+		if (u > run) {
+			ret = pext_push(&a->c->frees, run, u - run);
+			if (ret)
+				return ret;
+		}
+		run = u + U;
+	}
+	if (pofs + len > run)
+		return pext_push(&a->c->frees, run, pofs + len - run);
+	return 0;
+}
+
+/* Unmap [s, e) of @o and release what it referenced. */
+static int punch_release(struct actx *a, struct rs_onode *o, uint64_t s, uint64_t e)
+{
+	struct pext_vec freed = { 0 };
+	size_t i;
+	int ret;
+
+	ret = onode_punch(o, s, e, a->st->csum_block, &freed);
+	for (i = 0; !ret && i < freed.n; i++)
+		ret = release_range(a, freed.v[i].off, freed.v[i].len);
+	pext_vec_free(&freed);
+	return ret;
+}
+
+/* True if the units [a0, b0) of @o are mapped to units nobody else uses. */
+static int overwritable_in_place(struct actx *a, const struct rs_onode *o, uint64_t a0,
+				 uint64_t b0)
+{
+	uint32_t i = onode_find(o, a0);
+	int ret;
+
+	if (!range_mapped(o, a0, b0))
+		return 0;
+	for (; i < o->n_ext && o->ext[i].lofs < b0; i++) {
+		uint64_t s = max_u64(o->ext[i].lofs, a0), e = min_u64(o->ext[i].lofs +
+								   o->ext[i].len, b0);
+
+		ret = range_shared(a, o->ext[i].pofs + (s - o->ext[i].lofs), e - s);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return 1;
+}
+
 /*
  * Overwrite the mapped units [a0, b0) in place, later: the data goes into
  * the batch as a deferred record and is written to the device after the
@@ -463,7 +583,12 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
 		else
 			memset(buf + (pos - a0), 0, cend - pos);
-		if (b0 - a0 <= st->opts.deferred_max && range_mapped(o, a0, b0)) {
+		ret = b0 - a0 <= st->opts.deferred_max ? overwritable_in_place(a, o, a0, b0) : 0;
+		if (ret < 0) {
+			free(buf);
+			return ret;
+		}
+		if (ret) {
 			ret = defer_overwrite(a, o, a0, b0, buf);
 			free(buf);
 			if (ret)
@@ -508,7 +633,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		}
 		a->c->wrote_data = true;
 		rs_crash_check(st, RS_CRASH_MID_DATA);
-		ret = onode_punch(o, a0, b0, cb, &a->c->frees);
+		ret = punch_release(a, o, a0, b0);
 		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
 			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len,
 					       NULL };
@@ -618,7 +743,7 @@ static int do_zero(struct actx *a, struct rs_onode *o, uint64_t off, uint64_t le
 		if (off < ha && au_mapped(o, round_down(off, U)))
 			ret = write_extents(a, o, off, NULL, ha - off);
 		if (!ret && tb > ha)
-			ret = onode_punch(o, ha, tb, a->st->csum_block, &a->c->frees);
+			ret = punch_release(a, o, ha, tb);
 		if (!ret && end > tb && au_mapped(o, tb))
 			ret = write_extents(a, o, tb, NULL, end - tb);
 	}
@@ -644,8 +769,7 @@ static int do_truncate(struct actx *a, struct rs_onode *o, uint64_t ns)
 		if (o->n_ext) {
 			struct rs_extent *last = &o->ext[o->n_ext - 1];
 
-			ret = onode_punch(o, nsu, max_u64(nsu, last->lofs + last->len),
-					  a->st->csum_block, &a->c->frees);
+			ret = punch_release(a, o, nsu, max_u64(nsu, last->lofs + last->len));
 		}
 		if (!ret && ns % U && au_mapped(o, round_down(ns, U)))
 			ret = write_extents(a, o, ns, NULL, nsu - ns);
@@ -776,7 +900,7 @@ static int remove_object(struct actx *a, const char *coll, const void *name, siz
 	int ret = 0;
 
 	for (i = 0; !ret && i < o->n_ext; i++)
-		ret = pext_push(&a->c->frees, o->ext[i].pofs, o->ext[i].len);
+		ret = release_range(a, o->ext[i].pofs, o->ext[i].len);
 	if (!ret)
 		ret = delete_prefix(a, 'X', o->nid);
 	if (!ret)
@@ -801,7 +925,6 @@ static void new_onode(struct actx *a, struct rs_onode *o)
 static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src)
 {
 	struct rs_onode dst;
-	uint8_t *buf = NULL;
 	uint32_t i;
 	int ret;
 
@@ -824,25 +947,31 @@ static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src
 		if (!ret)
 			memcpy(dst.inl, src->inl, src->inline_len);
 	}
+	/* Share the units: one more reference each, no data copied. */
+	if (src->n_ext)
+		a->st->shared_any = true;
 	for (i = 0; !ret && i < src->n_ext; i++) {
-		uint64_t pos = src->ext[i].lofs, end = pos + src->ext[i].len;
+		const struct rs_extent *se = &src->ext[i];
+		struct rs_extent e = { se->lofs, se->pofs, se->len, NULL };
+		size_t nc = se->len / a->st->csum_block;
+		uint64_t u;
+		uint32_t extra;
 
-		while (!ret && pos < end) {
-			uint64_t l = min_u64(end - pos, CHUNK);
-
-			free(buf);
-			buf = rs_alloc_aligned(l);
-			if (!buf) {
-				ret = -ENOMEM;
-				break;
-			}
-			ret = obj_read(a->st, src, pos, buf, l, true);
+		for (u = se->pofs; !ret && u < se->pofs + se->len; u += a->st->min_alloc) {
+			ret = ref_get(a, u, &extra);
 			if (!ret)
-				ret = write_extents(a, &dst, pos, buf, l);
-			pos += l;
+				ref_set(a, u, extra + 1);
 		}
+		e.crcs = ret ? NULL : malloc(4 * nc);
+		if (!ret && !e.crcs)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		memcpy(e.crcs, se->crcs, 4 * nc);
+		ret = onode_insert(&dst, &e, a->st->csum_block);
+		if (ret)
+			free(e.crcs);
 	}
-	free(buf);
 	dst.size = src->size;
 	if (!ret)
 		ret = copy_prefix(a, 'X', src->nid, dst.nid);

@@ -3,14 +3,15 @@
  * rawstore/fsck.h: consistency check of an open store.
  *
  * Checks that both superblock copies are intact, that every allocated
- * extent belongs to exactly one object, that no extent is both used and
- * free, that free space is recorded merged and aligned, that sizes and
- * extent maps agree, that every freed-but-unpunched range is free, that no
- * attribute/omap record is orphaned, and with deep=1 that every data
- * checksum matches.  repair=1 returns leaked space to the free list (not
- * while an undecodable onode might own it), deletes orphaned records and
- * rewrites a damaged superblock copy.  Runs on the commit thread, so
- * concurrent transactions wait for it.
+ * unit belongs to exactly one object (or, shared by clones, has a matching
+ * reference record), that no extent is both used and free, that free
+ * space is recorded merged and aligned, that sizes and extent maps agree,
+ * that every freed-but-unpunched range is free, that no attribute/omap
+ * record is orphaned, and with deep=1 that every data checksum matches.
+ * repair=1 returns leaked space to the free list (not while an
+ * undecodable onode might own it), deletes orphaned records and rewrites
+ * a damaged superblock copy.  Runs on the commit thread, so concurrent
+ * transactions wait for it.
  */
 #ifndef RAWSTORE_FSCK_H
 #define RAWSTORE_FSCK_H
@@ -28,7 +29,8 @@ enum rawstore_fsck_kind {
 	RAWSTORE_FSCK_CORRUPT_RECORD = 1,	/* record fails its crc or decoding */
 	RAWSTORE_FSCK_BAD_EXTENT,	/* misaligned or outside the data area */
 	RAWSTORE_FSCK_BAD_MAP,		/* extent map vs size / csum count */
-	RAWSTORE_FSCK_SHARED,		/* extent used by two objects */
+	RAWSTORE_FSCK_SHARED,		/* unit used by several extents without a
+					 * matching reference record (clones) */
 	RAWSTORE_FSCK_USED_AND_FREE,	/* extent both used and free */
 	RAWSTORE_FSCK_BAD_FREELIST,	/* free list unsorted/unmerged/misaligned */
 	RAWSTORE_FSCK_LEAK,		/* space neither used nor free */

@@ -64,7 +64,9 @@ int rawstore_txn_truncate(struct rawstore_txn *t, const char *coll, const void *
 /* Remove the object with its attributes and omap; -ENOENT if missing. */
 int rawstore_txn_remove(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen);
 /* Replace object @dst (same collection) with a copy of @src: data,
- * attributes, omap and header.  -ENOENT if @src is missing. */
+ * attributes, omap and header.  The data units are shared, not copied;
+ * a later write to either object redirects the units it touches.
+ * -ENOENT if @src is missing. */
 int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src, size_t slen,
 		       const void *dst, size_t dlen);
 /* Object must exist (-ENOENT). */

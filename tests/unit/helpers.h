@@ -74,6 +74,8 @@ protected:
 	{
 		struct rawstore_open_opts o;
 		rawstore_open_opts_init(&o);
+		if (getenv("RAWSTORE_TEST_LOG")) /* show the library's info messages */
+			o.log_level = RAWSTORE_LOG_INFO;
 		return o;
 	}
 

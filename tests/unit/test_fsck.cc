@@ -360,3 +360,25 @@ TEST_F(FsckTest, RecordedCountsAreCheckedAndRepaired)
 	EXPECT_EQ(Statfs().collections, 2u);
 	ExpectClean();
 }
+
+TEST_F(FsckTest, SharedUnitsMustMatchTheirReferenceRecords)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "a", 0, pattern(16384, 1)), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_clone(t, "c", "a", 1, "b", 1);
+	ASSERT_EQ(Submit(t), 0);
+	ExpectClean();
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = db.First("R");
+		ASSERT_FALSE(k.empty());
+		db.Del(k); /* one shared unit loses its record */
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_SHARED), 1u);
+}

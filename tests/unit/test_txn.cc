@@ -463,10 +463,11 @@ TEST_F(StoreTest, SmallOverwritesAreDeferredThroughTheWal)
 	rawstore_open_opts_init(&oo);
 	oo.deferred_max = 0;
 	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), 0);
-	ASSERT_EQ(Write("c", "d", 5000, "zz"), 0);
+	ASSERT_EQ(Write("c", "e", 0, m), 0);
+	ASSERT_EQ(Write("c", "e", 5000, "zz"), 0);
 	m.replace(5000, 2, "zz");
 	EXPECT_EQ(Statfs().unpunched, 4096u);
-	EXPECT_EQ(Read("c", "d", 0, 70000), m);
+	EXPECT_EQ(Read("c", "e", 0, 70000), m);
 	ExpectClean();
 }
 
@@ -547,4 +548,72 @@ TEST_F(StoreTest, FullDeviceStillTakesSmallOverwrites)
 	d.replace(100, 8, "in place");
 	EXPECT_EQ(Read("c", "keep", 0, 70000), d);
 	ExpectClean(false);
+}
+
+TEST_F(StoreTest, ClonesShareUnitsUntilWritten)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(1 << 20, 1);
+	ASSERT_EQ(Write("c", "src", 0, d), 0);
+	uint64_t base = Statfs().allocated;
+	struct rawstore_txn *t = T();
+	rawstore_txn_clone(t, "c", "src", 3, "a", 1);
+	rawstore_txn_clone(t, "c", "src", 3, "b", 1);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Statfs().allocated, base); /* nothing copied */
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "a", 1, &s), 0);
+	EXPECT_EQ(s.allocated, 1u << 20);
+	ExpectClean();
+	/* a small overwrite of a shared unit must not go in place */
+	ASSERT_EQ(Write("c", "a", 10, "changed"), 0);
+	std::string da = d;
+	da.replace(10, 7, "changed");
+	EXPECT_EQ(Read("c", "a", 0, 2 << 20), da);
+	EXPECT_EQ(Read("c", "src", 0, 2 << 20), d);
+	EXPECT_EQ(Read("c", "b", 0, 2 << 20), d);
+	EXPECT_EQ(Statfs().allocated, base + 4096);
+	/* truncate, zero and remove drop references, not data others use */
+	t = T();
+	rawstore_txn_truncate(t, "c", "b", 1, 100000);
+	rawstore_txn_zero(t, "c", "src", 3, 0, 65536);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "a", 0, 2 << 20), da);
+	EXPECT_EQ(Read("c", "b", 0, 2 << 20), d.substr(0, 100000));
+	ExpectClean();
+	Reopen();
+	t = T();
+	rawstore_txn_remove(t, "c", "src", 3);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "a", 0, 2 << 20), da);
+	ExpectClean();
+	t = T();
+	rawstore_txn_remove(t, "c", "a", 1);
+	rawstore_txn_remove(t, "c", "b", 1);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Statfs().allocated, 0u);
+	ExpectClean();
+}
+
+TEST_F(StoreTest, LastDeferredWriteToAUnitWins)
+{
+	/* many deferred writes to one unit in one commit group land in order */
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "u", 0, pattern(16384, 0)), 0);
+	for (int round = 0; round < 10; round++) {
+		AsyncState s;
+		const int n = 16;
+		for (int i = 0; i < n; i++) {
+			struct rawstore_txn *t = T();
+			std::string d = pattern(4096, (unsigned)(round * n + i + 1));
+			rawstore_txn_write(t, "c", "u", 1, 4096, d.data(), d.size());
+			ASSERT_EQ(rawstore_submit_async(st, t, async_cb, &s), 0);
+		}
+		while (s.done < n)
+			usleep(500);
+		EXPECT_EQ(s.errors, 0);
+		EXPECT_EQ(Read("c", "u", 4096, 4096), pattern(4096, (unsigned)(round * n + n)));
+	}
+	ExpectClean();
 }
