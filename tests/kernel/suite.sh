@@ -13,19 +13,21 @@
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$here:$PATH"
 
-# kt_run NAME CMD [ARGS...]: run one test program, indent its output,
-# map exit 0/77/other to PASS/SKIP/FAIL.
+# kt_run NAME CMD [ARGS...]: run one test program (killed after $KT_TIMEOUT
+# seconds, default 600), indent its output, map exit 0/77/other to
+# PASS/SKIP/FAIL.
 kt_run() {
 	name=$1
 	shift
 	echo "=== $name: $*"
 	out=/tmp/kt-out.$$
-	"$@" > "$out" 2>&1
+	timeout -s KILL "${KT_TIMEOUT:-600}" "$@" > "$out" 2>&1
 	rc=$?
 	sed 's/^/    /' "$out"
 	case $rc in
 	0) echo "RESULT $name PASS" ;;
 	77) echo "RESULT $name SKIP $(sed -n 's/^SKIP: //p' "$out" | head -1)" ;;
+	137) echo "RESULT $name FAIL (killed after ${KT_TIMEOUT:-600} s)" ;;
 	*) echo "RESULT $name FAIL (exit $rc)" ;;
 	esac
 	rm -f "$out"
