@@ -732,7 +732,7 @@ static int do_zero(struct actx *a, struct rs_onode *o, uint64_t off, uint64_t le
 	ret = leave_inline(a, o, end);
 	if (ret)
 		return ret;
-	if (is_inline(a->st, o))
+	if (is_inline(a->st, o) && end <= a->st->inline_max)
 		return do_write(a, o, off, NULL, len);
 	ha = round_up(off, U);
 	tb = round_down(end, U);
@@ -759,7 +759,8 @@ static int do_truncate(struct actx *a, struct rs_onode *o, uint64_t ns)
 	ret = leave_inline(a, o, ns);
 	if (ret)
 		return ret;
-	if (is_inline(a->st, o)) {
+	/* An empty object stays "inline" after leave_inline: check @ns too. */
+	if (is_inline(a->st, o) && ns <= a->st->inline_max) {
 		if (ns > o->size)
 			ret = grow_inline(o, ns);
 		o->size = ns;

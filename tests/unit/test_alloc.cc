@@ -133,7 +133,8 @@ TEST_F(AllocTest, RandomAgainstModel)
 				continue;
 			ASSERT_GT(n, 0);
 			for (int j = 0; j < n; j++) {
-				for (uint64_t b = p[j].off / U; b < (p[j].off + p[j].len) / U; b++) {
+				uint64_t end = (p[j].off + p[j].len) / U;
+				for (uint64_t b = p[j].off / U; b < end; b++) {
 					ASSERT_TRUE(isfree[b]);
 					isfree[b] = false;
 				}

@@ -178,7 +178,8 @@ protected:
 		}
 		std::string k = "k" + std::to_string(rng(20)), v = pattern(rng(300), rng(1000));
 		if (op < 78) {
-			rawstore_txn_setattr(t, c, n.data(), n.size(), k.c_str(), v.data(), v.size());
+			rawstore_txn_setattr(t, c, n.data(), n.size(), k.c_str(), v.data(),
+					     v.size());
 			if (!cexists || !exists)
 				return -ENOENT;
 			it->second.attrs[k] = v;
@@ -193,8 +194,8 @@ protected:
 			return 0;
 		}
 		if (op < 92) {
-			rawstore_txn_omap_set(t, c, n.data(), n.size(), k.data(), k.size(), v.data(),
-					      v.size());
+			rawstore_txn_omap_set(t, c, n.data(), n.size(), k.data(), k.size(),
+					      v.data(), v.size());
 			if (!cexists || !exists)
 				return -ENOENT;
 			it->second.omap[k] = v;

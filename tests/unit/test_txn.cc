@@ -617,3 +617,26 @@ TEST_F(StoreTest, LastDeferredWriteToAUnitWins)
 	}
 	ExpectClean();
 }
+
+TEST_F(StoreTest, EmptyObjectGrowsPastInlineLimitWithoutInlineData)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_touch(t, "c", "a", 1);
+	rawstore_txn_truncate(t, "c", "a", 1, 5000);
+	rawstore_txn_touch(t, "c", "b", 1);
+	rawstore_txn_zero(t, "c", "b", 1, 0, 9000);
+	ASSERT_EQ(Submit(t), 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "a", 1, &s), 0);
+	EXPECT_EQ(s.size, 5000u);
+	EXPECT_EQ(s.is_inline, 0);
+	EXPECT_EQ(s.allocated, 0u); /* a hole, neither inline nor allocated */
+	ASSERT_EQ(rawstore_stat(st, "c", "b", 1, &s), 0);
+	EXPECT_EQ(s.size, 9000u);
+	EXPECT_EQ(s.allocated, 0u);
+	ASSERT_EQ(Write("c", "a", 100000, "x"), 0);
+	EXPECT_EQ(Read("c", "a", 0, 200000), std::string(100000, 0) + "x");
+	ExpectClean();
+}
