@@ -70,7 +70,9 @@ void pending_cb(struct rawstore_txn *, int result, void *arg)
 class ModelTest : public StoreTest, public ::testing::WithParamInterface<ModelParam> {
 protected:
 	Model m;
-	Rng rng{ 0x1234567 };
+	/* RAWSTORE_TEST_SEED picks another sequence (printed on failure) */
+	Rng rng{ getenv("RAWSTORE_TEST_SEED") ? strtoull(getenv("RAWSTORE_TEST_SEED"), nullptr, 0) |
+							 1 : 0x1234567 };
 	const char *colls[2] = { "c0", "c1" };
 
 	void SetUp() override
@@ -328,7 +330,8 @@ TEST_P(ModelTest, RandomOpsMatchModel)
 		}
 		int got = rawstore_submit(st, t);
 		rawstore_txn_free(t);
-		ASSERT_EQ(got, want) << "txn " << i;
+		ASSERT_EQ(got, want) << "txn " << i << " (RAWSTORE_TEST_SEED="
+				     << (getenv("RAWSTORE_TEST_SEED") ?: "default") << ")";
 		if (!got)
 			m = mm;
 		else
