@@ -232,6 +232,20 @@ uint64_t kt_verify(int fd, uint64_t off, uint64_t len, uint32_t seed)
 	return bad;
 }
 
+void kt_expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what)
+{
+	uint64_t bad = kt_verify(fd, off, len, seed);
+	const char *want = seed ? "the pattern" : "zeros";
+
+	if (bad == UINT64_MAX)
+		kt_check(true, "%s: [%llu, +%llu) reads %s", what, (unsigned long long)off,
+			 (unsigned long long)len, want);
+	else
+		kt_check(false, "%s: [%llu, +%llu) reads %s, first mismatch at %llu", what,
+			 (unsigned long long)off, (unsigned long long)len, want,
+			 (unsigned long long)bad);
+}
+
 int kt_sh(const char *fmt, ...)
 {
 	char cmd[1024];

@@ -59,6 +59,11 @@ void kt_fill(int fd, uint64_t off, uint64_t len, uint32_t seed);
  * Returns the offset of the first mismatch, or UINT64_MAX if all match.
  */
 uint64_t kt_verify(int fd, uint64_t off, uint64_t len, uint32_t seed);
+/*
+ * Record one check: [off, off+len) of fd holds the pattern for seed (zeros
+ * for seed 0); names the first mismatching offset otherwise.
+ */
+void kt_expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what);
 /* The byte the pattern for seed has at absolute offset off (0 for seed 0). */
 uint8_t kt_pattern_byte(uint32_t seed, uint64_t off);
 

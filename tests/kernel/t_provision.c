@@ -44,19 +44,6 @@ static int dfd; /* O_DIRECT */
 static unsigned int lbs;
 static uint64_t size;
 
-static void expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what)
-{
-	uint64_t bad = kt_verify(fd, off, len, seed);
-
-	if (bad == UINT64_MAX)
-		kt_check(true, "%s: [%llu, +%llu) reads %s", what, (unsigned long long)off,
-			 (unsigned long long)len, seed ? "the pattern" : "zeros");
-	else
-		kt_check(false, "%s: [%llu, +%llu) reads %s, first mismatch at %llu", what,
-			 (unsigned long long)off, (unsigned long long)len,
-			 seed ? "the pattern" : "zeros", (unsigned long long)bad);
-}
-
 /* st_blocks (512-byte units) of path, after flushing the device to it. */
 static long long file_blocks(const char *path)
 {
@@ -100,7 +87,7 @@ static int cmd_none(void)
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), -EOPNOTSUPP, "%s",
 			     modes[i].name);
-	expect_range(dfd, base, MiB, 31, "refused provision changed nothing");
+	kt_expect_range(dfd, base, MiB, 31, "refused provision changed nothing");
 	return kt_done();
 }
 
@@ -137,12 +124,12 @@ static void loop_basic(const char *file)
 	/* 64 KiB of data in the middle of a 1 MiB hole. */
 	kt_fill(dfd, base + 64 * KiB, 64 * KiB, 41);
 	provision_grows(file, 0, base, MiB, MiB - 64 * KiB, "mode 0 around written data");
-	expect_range(dfd, base + 64 * KiB, 64 * KiB, 41, "data written before provision");
-	expect_range(dfd, base, 64 * KiB, 0, "unwritten part before the data");
-	expect_range(dfd, base + 128 * KiB, MiB - 128 * KiB, 0, "unwritten part after the data");
+	kt_expect_range(dfd, base + 64 * KiB, 64 * KiB, 41, "data written before provision");
+	kt_expect_range(dfd, base, 64 * KiB, 0, "unwritten part before the data");
+	kt_expect_range(dfd, base + 128 * KiB, MiB - 128 * KiB, 0, "unwritten part after the data");
 	provision_grows(file, 0, base, MiB, 0, "second provision of the same range");
 	provision_grows(file, FALLOC_FL_KEEP_SIZE, 3 * MiB, 512 * KiB, 512 * KiB, "KEEP_SIZE");
-	expect_range(dfd, 3 * MiB, 512 * KiB, 0, "provisioned range");
+	kt_expect_range(dfd, 3 * MiB, 512 * KiB, 0, "provisioned range");
 
 	/* A write into provisioned space needs no allocation. */
 	provision_grows(file, 0, 4 * MiB, 256 * KiB, 256 * KiB, "mode 0 before a write");
@@ -152,7 +139,7 @@ static void loop_basic(const char *file)
 		kt_fill(dfd, 4 * MiB, 256 * KiB, 42);
 		kt_expect_eq(file_blocks(file) - before, 0,
 			     "writing provisioned space grows the backing file by nothing");
-		expect_range(dfd, 4 * MiB, 256 * KiB, 42, "data written into provisioned space");
+		kt_expect_range(dfd, 4 * MiB, 256 * KiB, 42, "data written into provisioned space");
 	}
 }
 
@@ -174,7 +161,7 @@ static void loop_checks(void)
 		     "UNSHARE_RANGE");
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_UNSHARE_RANGE | FALLOC_FL_KEEP_SIZE, base, MiB),
 		     -EOPNOTSUPP, "UNSHARE_RANGE|KEEP_SIZE");
-	expect_range(dfd, base, MiB, 43, "refused requests changed nothing");
+	kt_expect_range(dfd, base, MiB, 43, "refused requests changed nothing");
 
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, size, lbs), -EINVAL,
 		     "KEEP_SIZE starting at the device end");
@@ -185,8 +172,8 @@ static void loop_checks(void)
 		     "mode 0 crossing the end without KEEP_SIZE");
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, last - lbs, 8 * lbs), 0,
 		     "KEEP_SIZE crossing the end is clamped");
-	expect_range(dfd, last, lbs, 44, "last block keeps its data");
-	expect_range(dfd, last - lbs, lbs, 0, "block before it reads zeros");
+	kt_expect_range(dfd, last, lbs, 44, "last block keeps its data");
+	kt_expect_range(dfd, last - lbs, lbs, 0, "block before it reads zeros");
 
 	rfd = open(dev, O_RDONLY);
 	if (rfd < 0)
@@ -215,8 +202,8 @@ static void loop_page_cache(bool sync_first)
 	kt_check(bad == UINT64_MAX, "buffered read after provision returns the %s data",
 		 sync_first ? "clean" : "dirty");
 	fsync(bfd);
-	expect_range(dfd, base + 64 * KiB, 64 * KiB, 45, "after fsync the device holds the data");
-	expect_range(dfd, base, 64 * KiB, 0, "the rest of the range reads zeros");
+	kt_expect_range(dfd, base + 64 * KiB, 64 * KiB, 45, "after fsync the device holds the data");
+	kt_expect_range(dfd, base, 64 * KiB, 0, "the rest of the range reads zeros");
 	close(bfd);
 }
 
@@ -247,8 +234,8 @@ static int cmd_enospc(const char *file, const char *filler)
 	rc = kt_fallocate(dfd, 0, 0, len);
 	kt_expect_eq(rc, -ENOSPC, "provision of %llu MiB with less free gives ENOSPC",
 		     (unsigned long long)(len / MiB));
-	expect_range(dfd, 0, data, 51, "data written before the failed provision");
-	expect_range(dfd, data, len - data, 0, "the rest of the device still reads zeros");
+	kt_expect_range(dfd, 0, data, 51, "data written before the failed provision");
+	kt_expect_range(dfd, data, len - data, 0, "the rest of the device still reads zeros");
 	if (stat(file, &st))
 		kt_fatal("stat %s: %s", file, strerror(errno));
 	kt_note("after ENOSPC the backing file has %llu bytes allocated (kept, like fallocate)",
@@ -256,7 +243,7 @@ static int cmd_enospc(const char *file, const char *filler)
 	/* The file system is full, yet data already there can be overwritten. */
 	kt_fill(dfd, 0, data, 53);
 	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "overwrite of existing data on the full fs");
-	expect_range(dfd, 0, data, 53, "overwritten data");
+	kt_expect_range(dfd, 0, data, 53, "overwritten data");
 
 	/* Free the space: the range now provisions and takes a full write. */
 	if (unlink(filler))
@@ -270,7 +257,7 @@ static int cmd_enospc(const char *file, const char *filler)
 		 (unsigned long long)st.st_blocks * 512);
 	kt_fill(dfd, 0, len, 52);
 	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "fsync after writing the whole device");
-	expect_range(dfd, 0, len, 52, "whole device written after provision");
+	kt_expect_range(dfd, 0, len, 52, "whole device written after provision");
 	return kt_done();
 }
 

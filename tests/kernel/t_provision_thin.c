@@ -74,19 +74,6 @@ static long long used(void)
 	return pool_status().used;
 }
 
-static void expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what)
-{
-	uint64_t bad = kt_verify(fd, off, len, seed);
-
-	if (bad == UINT64_MAX)
-		kt_check(true, "%s: [%llu, +%llu) reads %s", what, (unsigned long long)off,
-			 (unsigned long long)len, seed ? "the pattern" : "zeros");
-	else
-		kt_check(false, "%s: [%llu, +%llu) reads %s, first mismatch at %llu", what,
-			 (unsigned long long)off, (unsigned long long)len,
-			 seed ? "the pattern" : "zeros", (unsigned long long)bad);
-}
-
 static int open_direct(const char *path)
 {
 	int fd = open(path, O_RDWR | O_DIRECT);
@@ -142,7 +129,7 @@ static int cmd_basic(void)
 		     "queue/provision_max_bytes is 0 on the pool device");
 
 	provision_uses(dfd, 0, 0, 16 * blk, 16, "mode 0, 16 unmapped blocks");
-	expect_range(dfd, 0, 16 * blk, 0, "provisioned blocks");
+	kt_expect_range(dfd, 0, 16 * blk, 0, "provisioned blocks");
 	provision_uses(dfd, 0, 0, 16 * blk, 0, "second provision of the same range");
 	provision_uses(dfd, FALLOC_FL_KEEP_SIZE, 16 * blk, 8 * blk, 8, "KEEP_SIZE, 8 blocks");
 	provision_uses(dfd, 0, 32 * blk + 4 * KiB, 4 * KiB, 1, "4 KiB inside one block");
@@ -152,9 +139,9 @@ static int cmd_basic(void)
 	/* Data already there: a written block is kept, its neighbour provisioned. */
 	kt_fill(dfd, 40 * blk + 16 * KiB, 16 * KiB, 61);
 	provision_uses(dfd, 0, 40 * blk, 2 * blk, 1, "a written block and an unmapped one");
-	expect_range(dfd, 40 * blk + 16 * KiB, 16 * KiB, 61, "data written before provision");
-	expect_range(dfd, 40 * blk, 16 * KiB, 0, "written block, unwritten part before");
-	expect_range(dfd, 40 * blk + 32 * KiB, blk + 32 * KiB, 0,
+	kt_expect_range(dfd, 40 * blk + 16 * KiB, 16 * KiB, 61, "data written before provision");
+	kt_expect_range(dfd, 40 * blk, 16 * KiB, 0, "written block, unwritten part before");
+	kt_expect_range(dfd, 40 * blk + 32 * KiB, blk + 32 * KiB, 0,
 		     "written block's rest and the provisioned block");
 
 	/* Writes into provisioned blocks need no allocation. */
@@ -163,7 +150,7 @@ static int cmd_basic(void)
 	fsync(dfd);
 	kt_check(used() == before, "writing 24 provisioned blocks allocates nothing (used %lld -> %lld)",
 		 before, used());
-	expect_range(dfd, 0, 24 * blk, 62, "data written into provisioned blocks");
+	kt_expect_range(dfd, 0, 24 * blk, 62, "data written into provisioned blocks");
 
 	/* Dirty page-cache data is neither dropped nor zeroed. */
 	bfd = open(dev, O_RDWR);
@@ -175,7 +162,7 @@ static int cmd_basic(void)
 		 "buffered read after provision returns the dirty data");
 	fsync(bfd);
 	close(bfd);
-	expect_range(dfd, 48 * blk + 4 * KiB, 8 * KiB, 63, "after fsync the device holds it");
+	kt_expect_range(dfd, 48 * blk + 4 * KiB, 8 * KiB, 63, "after fsync the device holds it");
 
 	kt_expect_eq(kt_fallocate(dfd, 0, 50 * blk + lbs / 2, lbs), -EINVAL, "misaligned offset");
 	kt_expect_eq(kt_fallocate(dfd, 0, 50 * blk, lbs + lbs / 2), -EINVAL, "misaligned length");
@@ -220,11 +207,11 @@ static int cmd_snap(unsigned int id)
 				   "'0 %llu thin /dev/mapper/%s %u'", origin, pool, id + 1, id,
 				   origin, snap, (unsigned long long)(vsize / 512), pool, id + 1));
 	sfd = open_direct(spath);
-	expect_range(sfd, 0, len, 71, "snapshot shares the origin's data");
+	kt_expect_range(sfd, 0, len, 71, "snapshot shares the origin's data");
 
 	provision_uses(sfd, 0, 0, len, 32, "provision of 32 shared blocks on the snapshot");
-	expect_range(sfd, 0, len, 71, "snapshot data after unsharing");
-	expect_range(ofd, 0, len, 71, "origin data after unsharing");
+	kt_expect_range(sfd, 0, len, 71, "snapshot data after unsharing");
+	kt_expect_range(ofd, 0, len, 71, "origin data after unsharing");
 	provision_uses(sfd, 0, 0, len, 0, "second provision on the snapshot");
 	provision_uses(ofd, 0, 0, len, 0, "provision on the origin afterwards");
 
@@ -236,8 +223,8 @@ static int cmd_snap(unsigned int id)
 	kt_check(used() == before,
 		 "writes to snapshot and origin afterwards allocate nothing (used %lld -> %lld)",
 		 before, used());
-	expect_range(sfd, 0, len, 72, "snapshot has its own data");
-	expect_range(ofd, 0, len, 73, "origin has its own data");
+	kt_expect_range(sfd, 0, len, 72, "snapshot has its own data");
+	kt_expect_range(ofd, 0, len, 73, "origin has its own data");
 
 	close(sfd);
 	close(ofd);
@@ -277,7 +264,7 @@ static int cmd_enospc(double min_wait)
 	ps = pool_status();
 	kt_check(!strcmp(ps.mode, "out_of_data_space"), "pool mode is %s", ps.mode);
 	kt_check(ps.used == ps.total, "every data block used (%lld/%lld)", ps.used, ps.total);
-	expect_range(dfd, 0, len, 0, "thin device still reads zeros");
+	kt_expect_range(dfd, 0, len, 0, "thin device still reads zeros");
 	return kt_done();
 }
 
@@ -303,7 +290,7 @@ static int cmd_fit(void)
 	ps = pool_status();
 	kt_check(!strcmp(ps.mode, "out_of_data_space"), "pool mode is %s", ps.mode);
 	provision_uses(dfd, 0, 0, len, 0, "provision of mapped blocks on a full pool");
-	expect_range(dfd, 0, len, 81, "written data intact");
+	kt_expect_range(dfd, 0, len, 81, "written data intact");
 	kt_fill(dfd, 0, blk, 82);
 	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "a write to a provisioned block on a full pool");
 	return kt_done();

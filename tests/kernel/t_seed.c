@@ -36,20 +36,6 @@ static unsigned lbs;
 static uint64_t size;
 static bool punch_ok;
 
-static void expect_range(uint64_t off, uint64_t len, uint32_t seed, const char *what)
-{
-	uint64_t bad = kt_verify(dfd, off, len, seed);
-	const char *want = seed ? "the pattern" : "zeros";
-
-	if (bad == UINT64_MAX)
-		kt_check(true, "%s: [%llu, +%llu) reads %s", what, (unsigned long long)off,
-			 (unsigned long long)len, want);
-	else
-		kt_check(false, "%s: [%llu, +%llu) should read %s, first mismatch at %llu", what,
-			 (unsigned long long)off, (unsigned long long)len, want,
-			 (unsigned long long)bad);
-}
-
 /* Fill 1 MiB at base, apply mode on an inner range, check inner + both sides. */
 static void zero_exact(const char *name, int mode, uint64_t base, uint64_t ioff, uint64_t ilen,
 		       bool expect_ok)
@@ -60,10 +46,10 @@ static void zero_exact(const char *name, int mode, uint64_t base, uint64_t ioff,
 	rc = kt_fallocate(dfd, mode, base + ioff, ilen);
 	kt_expect_eq(rc, expect_ok ? 0 : -EOPNOTSUPP, "%s on [+%llu, +%llu)", name,
 		     (unsigned long long)ioff, (unsigned long long)ilen);
-	expect_range(base, ioff, 7, "before the range");
-	expect_range(base + ioff, ilen, expect_ok ? 0 : 7,
+	kt_expect_range(dfd, base, ioff, 7, "before the range");
+	kt_expect_range(dfd, base + ioff, ilen, expect_ok ? 0 : 7,
 		     expect_ok ? "the range" : "the refused range (untouched)");
-	expect_range(base + ioff + ilen, MiB - ioff - ilen, 7, "after the range");
+	kt_expect_range(dfd, base + ioff + ilen, MiB - ioff - ilen, 7, "after the range");
 }
 
 static void test_zeroing(void)
@@ -80,9 +66,9 @@ static void test_zeroing(void)
 	/* BLKZEROOUT: the ioctl the 2016 interface sits beside. */
 	kt_fill(dfd, base, MiB, 9);
 	kt_expect_eq(kt_blkzeroout(dfd, base + 2 * lbs, 4 * lbs), 0, "BLKZEROOUT of 4 blocks");
-	expect_range(base, 2 * lbs, 9, "BLKZEROOUT: before");
-	expect_range(base + 2 * lbs, 4 * lbs, 0, "BLKZEROOUT: the range");
-	expect_range(base + 6 * lbs, MiB - 6 * lbs, 9, "BLKZEROOUT: after");
+	kt_expect_range(dfd, base, 2 * lbs, 9, "BLKZEROOUT: before");
+	kt_expect_range(dfd, base + 2 * lbs, 4 * lbs, 0, "BLKZEROOUT: the range");
+	kt_expect_range(dfd, base + 6 * lbs, MiB - 6 * lbs, 9, "BLKZEROOUT: after");
 }
 
 static void test_alignment(void)
@@ -113,7 +99,7 @@ static void test_alignment(void)
 		     "BLKZEROOUT at offset %u", 512 * (lbs > 512));
 	kt_expect_eq(kt_blkzeroout(dfd, base + half, lbs), -EINVAL, "BLKZEROOUT misaligned");
 	kt_fill(dfd, base, MiB, 3);
-	expect_range(base, MiB, 3, "refused misaligned requests changed nothing");
+	kt_expect_range(dfd, base, MiB, 3, "refused misaligned requests changed nothing");
 }
 
 static void test_range(void)
@@ -129,15 +115,15 @@ static void test_range(void)
 	kt_fill(dfd, last - lbs, 2 * lbs, 5);
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_ZERO_RANGE, last, 2 * lbs), -EINVAL,
 		     "ZERO_RANGE crossing the end without KEEP_SIZE");
-	expect_range(last, lbs, 5, "last block untouched after the refused request");
+	kt_expect_range(dfd, last, lbs, 5, "last block untouched after the refused request");
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, last, 2 * lbs), 0,
 		     "ZERO_RANGE|KEEP_SIZE crossing the end is clamped");
-	expect_range(last, lbs, 0, "clamped zero-range zeroed the last block");
-	expect_range(last - lbs, lbs, 5, "clamped zero-range left the block before it");
+	kt_expect_range(dfd, last, lbs, 0, "clamped zero-range zeroed the last block");
+	kt_expect_range(dfd, last - lbs, lbs, 5, "clamped zero-range left the block before it");
 	kt_fill(dfd, last, lbs, 6);
 	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, last, 8 * lbs),
 		     punch_ok ? 0 : -EOPNOTSUPP, "PUNCH_HOLE|KEEP_SIZE crossing the end");
-	expect_range(last, lbs, punch_ok ? 0 : 6, "punch crossing the end: last block");
+	kt_expect_range(dfd, last, lbs, punch_ok ? 0 : 6, "punch crossing the end: last block");
 	kt_expect_eq(kt_blkzeroout(dfd, last, 2 * lbs), -EINVAL, "BLKZEROOUT crossing the end");
 }
 
@@ -160,7 +146,7 @@ static void test_modes(void)
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), modes[i].want, "%s",
 			     modes[i].name);
-	expect_range(base, MiB, 4, "refused modes changed nothing");
+	kt_expect_range(dfd, base, MiB, 4, "refused modes changed nothing");
 }
 
 /* Write through a buffered fd (dirty, then clean-cached), zero via op, read buffered. */
@@ -190,8 +176,8 @@ static void cache_case(const char *name, int mode, bool use_ioctl, bool expect_o
 		bad = kt_verify(bfd, off + len, 128 * KiB, 11);
 		kt_check(bad == UINT64_MAX, "%s: cached data after the range survives", name);
 		fsync(bfd);
-		expect_range(off, len, 0, "after fsync the device holds zeros in the range");
-		expect_range(base, 64 * KiB, 11, "after fsync the device holds data before it");
+		kt_expect_range(dfd, off, len, 0, "after fsync the device holds zeros in the range");
+		kt_expect_range(dfd, base, 64 * KiB, 11, "after fsync the device holds data before it");
 	}
 	close(bfd);
 }
