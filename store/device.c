@@ -437,5 +437,5 @@ int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len)
 
 int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len)
 {
-	return space_verb(d, FALLOC_FL_NO_HIDE_STALE | FALLOC_FL_KEEP_SIZE, off, len);
+	return space_verb(d, FALLOC_FL_NO_HIDE_STALE, off, len);
 }

@@ -59,8 +59,12 @@ int dev_flush(struct rs_dev *d);
  *                   space stays allocated.
  *   punch_hole:     FALLOC_FL_PUNCH_HOLE | KEEP_SIZE: discard, reads zeros.
  *   provision:      mode KEEP_SIZE (0): ensure space exists (thin devices).
- *   prealloc_stale: FALLOC_FL_NO_HIDE_STALE | KEEP_SIZE: allocate without
- *                   zeroing; reads may return stale data (privileged).
+ *   prealloc_stale: FALLOC_FL_NO_HIDE_STALE: allocate written extents without
+ *                   zeroing; reads may return stale data (privileged: the
+ *                   patched ext4 mounted with nohide_stale_gid=N).  Without
+ *                   KEEP_SIZE, which that ext4 refuses (it would leave written
+ *                   blocks past i_size); ranges inside the device size change
+ *                   no size anyway.
  */
 #ifndef FALLOC_FL_NO_HIDE_STALE
 #define FALLOC_FL_NO_HIDE_STALE 0x04
