@@ -245,12 +245,17 @@ int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src
 	return obj_op(t, OP_CLONE, coll, src, slen, &op);
 }
 
+static bool attr_ok(const char *attr)
+{
+	return attr && *attr && strlen(attr) <= RAWSTORE_NAME_MAX;
+}
+
 int rawstore_txn_setattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
 			 const char *attr, const void *val, size_t vlen)
 {
 	struct rs_op op = { .data = (void *)(val ? val : ""), .dlen = vlen };
 
-	if (!attr || !*attr || strlen(attr) > RAWSTORE_NAME_MAX || (!val && vlen))
+	if (!attr_ok(attr) || (!val && vlen))
 		return -EINVAL;
 	op.key = (void *)attr;
 	op.klen = strlen(attr);
@@ -262,7 +267,7 @@ int rawstore_txn_rmattr(struct rawstore_txn *t, const char *coll, const void *na
 {
 	struct rs_op op = { 0 };
 
-	if (!attr || !*attr || strlen(attr) > RAWSTORE_NAME_MAX)
+	if (!attr_ok(attr))
 		return -EINVAL;
 	op.key = (void *)attr;
 	op.klen = strlen(attr);
