@@ -52,7 +52,9 @@
 #define MiB (1024ull * 1024ull)
 #define WRITE_STRIDE (4ull * BS)
 #define WRITE_REGION (16 * MiB)
-#define CDF_POINTS 21
+/* The latency CDF is reported at these percentiles (bench/report.py knows them). */
+static const double cdf_pct[] = { 0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100 };
+#define CDF_POINTS (sizeof(cdf_pct) / sizeof(cdf_pct[0]))
 
 struct mode {
 	const char *name;
@@ -329,9 +331,9 @@ static int first_writes(const struct mode *m, unsigned int writes, const char *j
 	else
 		printf(", \"jbd2_commits\": null");
 	printf(", \"cdf_us\": [");
-	for (int k = 0; k < CDF_POINTS; k++)
+	for (size_t k = 0; k < CDF_POINTS; k++)
 		printf("%s%.1f", k ? ", " : "",
-		       (double)pct(lat, writes, (double)k / (CDF_POINTS - 1)) / 1e3);
+		       (double)pct(lat, writes, cdf_pct[k] / 100) / 1e3);
 	printf("]}\n");
 	free(lat);
 	free(buf);

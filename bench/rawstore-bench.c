@@ -60,7 +60,9 @@ uint64_t cpu_ns(void)
 	       ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000ULL;
 }
 
-#define CDF_POINTS 21
+/* The latency CDF is reported at these percentiles (bench/report.py knows them). */
+static const double cdf_pct[] = { 0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100 };
+#define CDF_POINTS (sizeof(cdf_pct) / sizeof(cdf_pct[0]))
 
 void report(const struct cfg *c, struct result *r)
 {
@@ -87,9 +89,9 @@ void report(const struct cfg *c, struct result *r)
 		       r->size, r->ops, r->qd, secs, (double)r->ops / secs,
 		       (double)r->bytes / secs / 1e6, (double)p50 / 1e3, (double)p99 / 1e3,
 		       (double)p999 / 1e3, r->txns, fl, sy, cpu);
-		for (k = 0; k < CDF_POINTS; k++)
+		for (k = 0; k < (int)CDF_POINTS; k++)
 			printf("%s%.1f", k ? ", " : "",
-			       (double)pct(r->lat, r->ops, (double)k / (CDF_POINTS - 1)) / 1e3);
+			       (double)pct(r->lat, r->ops, cdf_pct[k] / 100) / 1e3);
 		printf("]}\n");
 		fflush(stdout);
 		return;
