@@ -28,7 +28,6 @@ mkdir -p "$out/fio"
 : > "$res"
 : > "$log"
 t0=$(date +%s)
-step=0
 
 say() { # progress on the console and in the log
 	line="bench-guest: [$(($(date +%s) - t0))s] $*"
@@ -36,10 +35,6 @@ say() { # progress on the console and in the log
 	echo "$line" >> "$log"
 }
 die() { say "ERROR: $*"; exit 1; }
-# run CMD...: run it, its stdout (JSON lines) to results, stderr to the log.
-run() {
-	"$@" >> "$res" 2>> "$log"
-}
 # missing TAG KIND WHY: record a cell that could not be measured.
 missing() {
 	echo "{$1, \"kind\": \"$2\", \"status\": \"missing\", \"why\": \"$3\"}" >> "$res"
@@ -82,10 +77,10 @@ done
 		a() { cat "$q/$1" 2> /dev/null || echo 0; }
 		printf '%s"%s": {"dev": "%s", "size_bytes": %s, "logical_block_size": %s, ' \
 			"$sep" "$d" "$(devname /dev/disk/$d)" \
-			"$(($(cat /sys/block/$(devname /dev/disk/$d)/size) * 512))" "$(a logical_block_size)"
+			"$(($(cat "/sys/block/$(devname /dev/disk/$d)/size") * 512))" "$(a logical_block_size)"
 		printf '"discard_max_bytes": %s, "write_zeroes_max_bytes": %s, "provision_max_bytes": %s, ' \
 			"$(a discard_max_bytes)" "$(a write_zeroes_max_bytes)" "$(a provision_max_bytes)"
-		printf '"write_cache": "%s"}' "$(cat $q/write_cache 2> /dev/null)"
+		printf '"write_cache": "%s"}' "$(cat "$q/write_cache" 2> /dev/null)"
 		sep=", "
 	done
 	printf '}}\n'
@@ -122,7 +117,7 @@ full) sizes=1m,16m,256m writes=1000 ;;
 esac
 
 thin_up() {
-	blocks=$(cat /sys/block/$(devname /dev/disk/thin)/size)
+	blocks=$(cat "/sys/block/$(devname /dev/disk/thin)/size")
 	dmsetup create bench-tmeta --table "0 32768 linear /dev/disk/thin 0" &&
 		dmsetup create bench-tdata --table "0 $((blocks - 32768)) linear /dev/disk/thin 32768" &&
 		dd if=/dev/zero of=/dev/mapper/bench-tmeta bs=4096 count=1 conv=fsync 2> /dev/null &&
