@@ -27,12 +27,14 @@ log=$out/guest.log
 mkdir -p "$out/fio"
 : > "$res"
 : > "$log"
+: > "$out/progress.log"
 t0=$(date +%s)
 
-say() { # progress on the console and in the log
+say() { # progress: the console, the log, and progress.log (bench/run follows it)
 	line="bench-guest: [$(($(date +%s) - t0))s] $*"
 	echo "$line"
 	echo "$line" >> "$log"
+	echo "$line" >> "$out/progress.log"
 }
 die() { say "ERROR: $*"; exit 1; }
 # missing TAG KIND WHY: record a cell that could not be measured.
@@ -184,13 +186,14 @@ quick)
 	       overwrite:4k,n=300 remove:64k,n=200"
 	objects=8 ;;
 full)
-	W_ALL="create:4k,n=1500 create:4k,qd=16,n=3000 create:4k,qd=64,n=4000
-	       create:64k,n=600 create:64k,qd=16,n=1500 create:64k,qd=64,n=2000
-	       create:1m,n=100 create:1m,qd=16,n=200 create:4m,n=30 create:4m,qd=16,n=60
-	       overwrite:4k,n=1500 overwrite:4k,qd=16,n=3000 read:4k,n=3000 read:64k,n=1500
-	       remove:64k,n=600 remove:64k,qd=16,n=1000"
-	W_SUB=$W_ALL
-	objects=32 ;;
+	W_ALL="create:4k,n=500 create:4k,qd=16,n=1000 create:4k,qd=64,n=1500
+	       create:64k,n=250 create:64k,qd=16,n=500 create:64k,qd=64,n=600
+	       create:1m,n=40 create:1m,qd=16,n=80 create:4m,n=12 create:4m,qd=16,n=24
+	       overwrite:4k,n=500 overwrite:4k,qd=16,n=1000 read:4k,n=800 read:64k,n=500
+	       remove:64k,n=300 remove:64k,qd=16,n=500"
+	W_SUB="create:4k,n=500 create:4k,qd=16,n=1000 create:64k,n=250 create:1m,qd=16,n=80
+	       overwrite:4k,n=500 remove:64k,n=300"
+	objects=8 ;;
 esac
 
 # rsbench TAG WORKLOADS ARGS...: one rawstore-bench run, metadata on the
@@ -236,7 +239,7 @@ objects_prealloc() { # REP
 	case $mode in
 	smoke) fsize=256M ;;
 	quick) fsize=768M ;;
-	full) fsize=2G ;;
+	full) fsize=1G ;;
 	esac
 	for m in nohide-stale fallocate written-zeros write-zeroes; do
 		t="\"section\": \"objects\", \"backend\": \"prealloc-file\", \"variant\": \"$m\", \"disk\": \"fs\", \"rep\": $r"
@@ -290,7 +293,7 @@ objects_files() { # REP
 case $mode in
 smoke) fio_rt=2 ;;
 quick) fio_rt=5 ;;
-full) fio_rt=15 ;;
+full) fio_rt=10 ;;
 esac
 fio_one() { # fio_one REP NAME ARGS...
 	r=$1 n=$2

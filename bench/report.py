@@ -34,8 +34,12 @@ def size_name(n):
         return "-"
     if n % MiB == 0:
         return "%d MiB" % (n // MiB)
-    if n % KiB == 0:
+    if n % KiB == 0 and n < MiB:
         return "%d KiB" % (n // KiB)
+    if n >= 1024 * MiB:
+        return "%.1f GiB" % (n / 1024 / MiB)
+    if n >= MiB:
+        return "%.1f MiB" % (n / MiB)
     return "%d B" % n
 
 
@@ -194,7 +198,7 @@ def gnuplot(plots, name, script, data):
     with open(dat, "w") as f:
         f.write(data)
     with open(gp, "w") as f:
-        f.write("set terminal pngcairo size 1100,650 font 'DejaVu Sans,10'\n")
+        f.write("set terminal pngcairo noenhanced size 1100,650 font 'DejaVu Sans,10'\n")
         f.write("set output '%s.png'\n" % name)
         f.write(script.replace("DATA", "'%s.dat'" % name))
     r = subprocess.run(["gnuplot", name + ".gp"], cwd=plots, capture_output=True, text=True)
@@ -310,7 +314,7 @@ def main():
     path_order = ["ext4-nohide-stale", "ext4-fallocate", "ext4-written-zeros",
                   "ext4-write-zeroes", "provision-loop", "provision-dm-thin",
                   "blockdev-zero-range-wz", "blockdev-zero-range-nowz", "blockdev-punch",
-                  "blockdev-none"]
+                  "blockdev-write-zeroes", "blockdev-none"]
     path_desc = {
         "ext4-nohide-stale": "ext4 file, `FALLOC_FL_NO_HIDE_STALE`",
         "ext4-fallocate": "ext4 file, plain `fallocate` (unwritten)",
@@ -321,6 +325,7 @@ def main():
         "blockdev-zero-range-wz": "virtio-blk, zero-range (write-zeroes offload)",
         "blockdev-zero-range-nowz": "virtio-blk, zero-range (no offload: writes zeros)",
         "blockdev-punch": "virtio-blk, punch-hole",
+        "blockdev-write-zeroes": "virtio-blk, `FALLOC_FL_WRITE_ZEROES`",
         "blockdev-none": "virtio-blk, nothing prepared (baseline)",
     }
     paths = [p for p in path_order if p in prep or p in fw] + sorted(
@@ -429,17 +434,18 @@ plot %s
 
     # ---- objects ---------------------------------------------------------------
     cells = {}
-    plans = []
+    prepfile = {}
     for r in recs:
         if r.get("section") != "objects":
             continue
         if r.get("kind") == "prealloc_file_prepare":
+            prepfile.setdefault(r["variant"], []).append(r)
             continue
         b = backend_label(r)
         if r["status"] != "ok":
-            missing.append(("objects %s %s %s" % (b, r.get("workload", ""),
-                                                  r.get("spec", size_name(r.get("size", 0)))),
-                            r.get("why", "")))
+            what = r.get("spec") or "%s %s" % (r.get("workload", ""),
+                                               size_name(r.get("size", 0)))
+            missing.append(("objects %s %s" % (b, what), r.get("why", "")))
             cells.setdefault(b, {})
             continue
         cells.setdefault(b, {}).setdefault(obj_key(r), Cell()).add(r)
@@ -472,6 +478,16 @@ plot %s
           "objects; removes each their own transaction, then one reclaim (punch) of the "
           "freed space.")
         P("")
+        if prepfile:
+            P("The `prealloc-file` store files were prepared before mkfs (durably, "
+              "then the store opened on them with `O_DIRECT`):")
+            P("")
+            P("| prepared by | file size | time |")
+            P("|---|---|---|")
+            for v, rs in prepfile.items():
+                P("| %s | %s | %s s |" % (v, rs[0].get("size_spec", ""),
+                                          fmt(med([x["ns"] for x in rs]) / 1e9, 2)))
+            P("")
         P("### Operations per second, as a ratio to `%s` (higher is better)" % base)
         P("")
         P("| cell | %s ops/s | %s |" % (base, " | ".join(b for b in backends if b != base)))
@@ -530,7 +546,6 @@ set style data histograms
 set style histogram clustered gap 2
 set style fill solid 0.8 border -1
 set logscale y
-set yrange [0.01:*]
 set ylabel 'ratio to blockdev/wz (log)'
 set xtics rotate by -40 scale 0 font ',9'
 set key outside right top
@@ -729,14 +744,18 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     P("## 6. Missing cells")
     P("")
     if missing:
-        P("| cell | why |")
-        P("|---|---|")
-        seen = set()
+        # one row per (section and backend or path, reason), naming its cells
+        groups = {}
         for what, why in missing:
-            if (what, why) in seen:
-                continue
-            seen.add((what, why))
-            P("| %s | %s |" % (what, why))
+            head, _, rest = what.partition(" ")
+            name, _, cell = rest.partition(" ")
+            cells_ = groups.setdefault((head, name, why), [])
+            if cell and cell not in cells_:
+                cells_.append(cell)
+        P("| what | cells | why |")
+        P("|---|---|---|")
+        for (head, name, why), cl in groups.items():
+            P("| %s %s | %s | %s |" % (head, name, ", ".join(cl) or "all", why))
     else:
         P("None.")
     P("")
