@@ -238,6 +238,7 @@ def main():
             peer = [json.loads(x) for x in f if x.strip()]
         for p in peer:
             p.setdefault("accel", "host")
+            p.setdefault("kernel", os.uname().release)
             p["git_rev"] = a.git
         recs += peer
     with open(os.path.join(a.dir, "results.jsonl"), "w") as f:
@@ -656,6 +657,24 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     P("## 4. BlueStore (peer)")
     P("")
     if peer:
+        counts = {(p["system"], p["shape"]): p for p in peer if p.get("kind") == "peer"}
+        P("On the host (kernel `%s`, no emulation), in one run of `bench/peer-bluestore`: "
+          "Ceph's BlueStore (one monitor and one OSD, loopback only, auth none) on a "
+          "`--direct-io=on` loop device, measured by `ceph tell osd.0 bench TOTAL SIZE SIZE "
+          "COUNT` (COUNT new objects, each written by its own transaction, all queued at "
+          "once and waited for); rawstore-bench creates of the same shapes and counts, "
+          "each its own durable transaction, 16 in flight, on a twin loop device over the "
+          "same file system; fio sequential writes of the shape, QD16, on a third." %
+          os.uname().release)
+        P("")
+        P("| system | shape | objects | in flight | objects/s | MB/s |")
+        P("|---|---|---|---|---|---|")
+        for (sysname, shape), p in sorted(counts.items(), key=lambda x: (x[0][1], x[0][0])):
+            P("| %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"),
+                                                   p.get("in_flight", "-"),
+                                                   fmt(p["ops_per_sec"]),
+                                                   fmt(p["mb_per_sec"], 2)))
+        P("")
         P("| shape | BlueStore | rawstore | fio | rawstore / BlueStore |")
         P("|---|---|---|---|---|")
         for p in peer:
