@@ -329,7 +329,8 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 static int bench_overwrite(struct rawstore *st, const struct cfg *c, uint64_t size,
 			   uint64_t count)
 {
-	struct result r = { .name = "overwrite", .size = size, .ops = count, .bytes = size * count };
+	struct result r = { .name = "overwrite", .size = size, .ops = count,
+			    .bytes = size * count };
 	struct result setup = { .name = "setup" };
 	struct wl w = { "bench", 4 << 20, c->objects, 4 << 20, 7, NULL, "ow-" };
 	struct cfg c1 = *c;
@@ -754,8 +755,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(c.backend, "files")) {
 		if (!c.dev || c.space_policy) {
-			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR --meta DIR "
-				"and takes no --space-policy\n");
+			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR "
+				"--meta DIR and takes no --space-policy\n");
 			return 2;
 		}
 		return files_run(&c, argv + optind, argc - optind) ? 1 : 0;
