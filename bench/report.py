@@ -638,7 +638,7 @@ plot %s
           "against `sync4k-qd1` it shows the cost of the store around one durable write; "
           "against `randwrite4k-qd16` (no flush) it is an upper bound no store reaches.")
         P("")
-        data = "cell rawstore fio\n"
+        data = ""
         for job, k, f in pairs:
             if job in fio and cells.get(base, {}).get(k):
                 data += "%s %.3f %.3f\n" % (q("%s vs %s" % (cell_name(k), job)),
@@ -649,10 +649,11 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set logscale y
-set xtics rotate by -20 scale 0
-set key top right
+set xtics rotate by -25 scale 0 font ',9'
+set key top left
 set grid ytics
-set bmargin 7
+set bmargin 8
+set rmargin 12
 plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
 """, data)
         if png:
