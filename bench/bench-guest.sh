@@ -177,6 +177,7 @@ case $mode in
 smoke)
 	W_ALL="create:4k,n=20"
 	W_SUB=$W_ALL
+	W_THIN="remove:64k,n=10"
 	objects=2 ;;
 quick)
 	W_ALL="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:64k,qd=16,n=300
@@ -184,6 +185,7 @@ quick)
 	       overwrite:4k,n=300 read:4k,n=500 read:64k,n=300 remove:64k,n=200"
 	W_SUB="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:1m,qd=16,n=60
 	       overwrite:4k,n=300 remove:64k,n=200"
+	W_THIN="create:64k,n=150 remove:1m,n=60"
 	objects=8 ;;
 full)
 	W_ALL="create:4k,n=500 create:4k,qd=16,n=1000 create:4k,qd=64,n=1500
@@ -193,6 +195,7 @@ full)
 	       remove:64k,n=300 remove:64k,qd=16,n=500"
 	W_SUB="create:4k,n=500 create:4k,qd=16,n=1000 create:64k,n=250 create:1m,qd=16,n=80
 	       overwrite:4k,n=500 remove:64k,n=300"
+	W_THIN="create:64k,n=250 remove:1m,n=150"
 	objects=8 ;;
 esac
 
@@ -223,6 +226,15 @@ objects_blockdev() { # REP
 	say "objects (rep $r): blockdev on virtio-blk without write-zeroes"
 	rsbench "$(otag nowz bnowz)" "$W_SUB" --dev /dev/disk/bnowz --meta $mnt_meta/db --mkfs ||
 		say "blockdev nowz failed (see guest.log)"
+	say "objects (rep $r): blockdev on dm-thin (reclaim: pool blocks before and after)"
+	if thin_up >> "$log" 2>&1; then
+		rsbench "$(otag dm-thin thin)" "$W_THIN" --dev /dev/mapper/bench-thin \
+			--meta $mnt_meta/db --mkfs --thin-pool bench-pool ||
+			say "blockdev dm-thin failed (see guest.log)"
+	else
+		missing "$(otag dm-thin thin)" object "dm-thin pool setup failed"
+	fi
+	thin_down >> "$log" 2>&1
 	for p in zero provision pad none; do
 		rsbench "$(otag policy-$p bwz)" "$W_SUB" --dev /dev/disk/bwz --meta $mnt_meta/db \
 			--mkfs --space-policy $p

@@ -442,8 +442,12 @@ plot %s
     # ---- objects ---------------------------------------------------------------
     cells = {}
     prepfile = {}
+    thin = []
     for r in recs:
         if r.get("section") != "objects":
+            continue
+        if r.get("kind") == "thin_pool":
+            thin.append(r)
             continue
         if r.get("kind") == "prealloc_file_prepare":
             prepfile.setdefault(r["variant"], []).append(r)
@@ -464,7 +468,7 @@ plot %s
             else:
                 missing.append(("fio %s" % r["job"], r.get("why", "")))
     base = "blockdev/wz"
-    order = [base, "blockdev/nowz"] + ["blockdev/policy-%s" % p for p in
+    order = [base, "blockdev/nowz", "blockdev/dm-thin"] + ["blockdev/policy-%s" % p for p in
                                        ("zero", "provision", "pad", "none")] + \
         ["prealloc-file/%s" % v for v in ("nohide-stale", "fallocate", "written-zeros",
                                           "write-zeroes")] + ["files/ext4", "files/xfs"]
@@ -533,8 +537,24 @@ plot %s
                     fmt(c.m("flushes_per_txn"), 2), fmt(c.m("db_syncs_per_txn"), 2),
                     fmt(c.m("cpu_us_per_op")), "-" if sp is None else "%.0f%%" % sp))
             P("")
+        if thin:
+            P("**Reclaim on dm-thin** (`blockdev/dm-thin`: rawstore on a thin volume; objects "
+              "created, removed, then `rawstore_reclaim()` punches the freed ranges): the "
+              "pool's used data blocks (64 KiB each, `dmsetup status`).")
+            P("")
+            P("| rep | objects | before the creates | after the removes | after reclaim | "
+              "reclaim |")
+            P("|---|---|---|---|---|---|")
+            for t in thin:
+                P("| %s | %s | %s | %s | %s | %s |" % (
+                    t.get("rep", 1), size_name(t["size"]), t["used_blocks_before_creates"],
+                    t["used_blocks_before_reclaim"], t["used_blocks_after_reclaim"],
+                    t["reclaim"]))
+            P("")
         # throughput bars: ratio to blockdev per cell
-        others = [b for b in backends if b != base]
+        others = [b for b in backends if b != base and any(
+            k in cells[b] and k in cells.get(base, {}) and k[0] != "reclaim"
+            for k in keys)]
         if others and cells.get(base):
             data = "cell " + " ".join(q(b) for b in others) + "\n"
             for k in keys:
@@ -696,6 +716,10 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         P("")
         missing.append(("BlueStore comparison (all shapes)",
                         "not run: needs `bench/run --peer bluestore`"))
+
+    missing.append(("objects aging", "not built: filling to 90% with mixed sizes and "
+                    "removes, then repeating the object workloads with a fragmentation "
+                    "score, is not in rawstore-bench yet"))
 
     # ---- targets ------------------------------------------------------------------
     P("## 5. Targets")
