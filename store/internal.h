@@ -10,18 +10,12 @@
 
 #include "rawstore/rawstore.h"
 #include "alloc.h"
+#include "commit.h"
+#include "deferred.h"
 #include "device.h"
 #include "meta.h"
 #include "ondisk.h"
 #include "onode.h"
-
-/* A deferred overwrite of this commit group, applied after the commit. */
-struct rs_deferred {
-	uint64_t pofs;			/* bytes */
-	uint64_t len;			/* bytes */
-	uint8_t *data;			/* aligned */
-	uint64_t seq;
-};
 
 struct rawstore {
 	struct rawstore_open_opts opts;
@@ -54,19 +48,10 @@ struct rawstore {
 	int failed;			/* sticky error after a failed commit */
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
-	/* Deferred writes: this group's (not yet on the device), and the
-	 * sequence numbers of applied ones whose records await a flush. */
-	struct rs_deferred *dq;
-	size_t dq_n, dq_cap;
-	uint64_t *d_done;
-	size_t d_done_n, d_done_cap;
-	uint64_t deferred_seq;
+	struct rs_defq defq;		/* deferred writes (deferred.c) */
 
 	struct rawstore_perf perf;	/* updated atomically */
 };
-
-/* Jobs other than transactions run on the commit thread via a txn. */
-typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
 
 struct rs_op;
 
@@ -97,27 +82,19 @@ struct rs_txn_ctx {
 
 int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx);
 
-/* store.c: run @fn on the commit thread and wait for it. */
-int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
 /* store.c: bit 0 primary, bit 1 backup superblock differs from the one in
  * use; with @repair rewrite the bad copies (and flush).  Returns the mask
  * still bad, or -errno. */
 int rs_check_supers(struct rawstore *st, bool repair);
-/* store.c: refresh st->snap; call with the write lock (or before threads). */
-void rs_snapshot_stats(struct rawstore *st);
-/* store.c: commit st->wb synchronously (jobs only). */
-int rs_commit_wb(struct rawstore *st);
 
 /* object.c: read [off, off+len) of @o into @buf (no size clamp). */
 int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *buf,
 	     size_t len, bool overlay);
-/* store.c: queue a deferred write of @len bytes of @data (copied) at @pofs. */
-int rs_defer(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len);
 /* Load the onode of coll/name (through @wb if not NULL). */
 int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
 	       const void *name, size_t nlen, struct rs_onode *o);
 
-/* Crash points for tests (store/debug.h). */
+/* debug.c: crash points for tests (store/debug.h). */
 extern int rs_crash_point;
 extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);

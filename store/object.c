@@ -35,20 +35,6 @@ struct seg {
 	const uint32_t *crcs;		/* first crc of the read */
 };
 
-/* Lay this group's not-yet-applied deferred writes over a device read. */
-static void apply_overlay(struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len)
-{
-	size_t i;
-
-	for (i = 0; i < st->dq_n; i++) {
-		const struct rs_deferred *d = &st->dq[i];
-		uint64_t s = max_u64(d->pofs, pofs), t = min_u64(d->pofs + d->len, pofs + len);
-
-		if (s < t)
-			memcpy(buf + (s - pofs), d->data + (s - d->pofs), t - s);
-	}
-}
-
 int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *out,
 	     size_t len, bool overlay)
 {
@@ -100,7 +86,7 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		uint64_t b;
 
 		if (overlay)
-			apply_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
+			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])
 				continue;

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 
 #include "debug.h"
+#include "deferred.h"
 #include "internal.h"
+#include "space.h"
 #include "util.h"
 
 #define CHUNK (8U << 20)	/* bytes written per allocation round */
@@ -547,7 +549,7 @@ static int defer_overwrite(struct actx *a, struct rs_onode *o, uint64_t a0, uint
 
 		for (b = pos; b < end; b += cb)
 			e->crcs[(b - e->lofs) / cb] = rs_crc32c(buf + (b - a0), cb);
-		ret = rs_defer(st, e->pofs + (pos - e->lofs), buf + (pos - a0), end - pos);
+		ret = deferred_queue(st, e->pofs + (pos - e->lofs), buf + (pos - a0), end - pos);
 		if (ret)
 			return ret;
 		pos = end;
@@ -609,7 +611,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		}
 		if (!o->n_ext && o->alloc_hint > a0)
 			want = round_up(o->alloc_hint - a0, U);
-		n = extset_alloc(&st->freeset, b0 - a0, hint, want, &pieces);
+		n = space_alloc(st, b0 - a0, hint, want, &pieces);
 		if (n < 0) {
 			ret = n;
 			goto out_free_buf;
@@ -618,7 +620,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			ret = pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
 			if (ret) {
 				/* not recorded: give it back now */
-				extset_insert(&st->freeset, pieces[i].off, pieces[i].len);
+				space_unalloc(st, &pieces[i], 1);
 				pieces[i].len = 0;
 			}
 		}

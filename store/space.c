@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * space.c: the free list and the unpunched list, their records, the
+ * free-list rebuild, allocation for transactions, and reclaim (punch).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "space.h"
+#include "util.h"
+
+static void obs_put(struct rawstore *st, char type, uint64_t off, uint64_t len)
+{
+	struct rs_key k;
+	char v[8];
+
+	key_ext(&k, type, off);
+	put_le64(v, len);
+	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
+}
+
+static void obs_del(struct rawstore *st, char type, uint64_t off)
+{
+	struct rs_key k;
+
+	key_ext(&k, type, off);
+	rocksdb_writebatch_wi_delete(st->wb, k.buf, k.len);
+}
+
+static void free_put(void *a, uint64_t off, uint64_t len)
+{
+	obs_put(a, 'F', off, len);
+}
+
+static void free_del(void *a, uint64_t off)
+{
+	obs_del(a, 'F', off);
+}
+
+static void unp_put(void *a, uint64_t off, uint64_t len)
+{
+	obs_put(a, 'P', off, len);
+}
+
+static void unp_del(void *a, uint64_t off)
+{
+	obs_del(a, 'P', off);
+}
+
+
+static int load_extents(struct rawstore *st, char type, struct extset *s)
+{
+	struct rs_iter *it;
+	uint64_t last_end = 0;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		uint64_t off, len;
+
+		if (kl != 8 || vl != 8) {
+			ret = -EUCLEAN;
+			break;
+		}
+		off = get_be64(k);
+		len = get_le64(v);
+		if (!len || off < st->data_start || off + len > st->data_end ||
+		    off < last_end || !is_aligned(off | len, st->min_alloc)) {
+			ret = -EUCLEAN;
+			break;
+		}
+		last_end = off + len;
+		ret = extset_insert(s, off, len);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (ret == -EUCLEAN)
+		rs_err(st, ret, "%s list in metadata is corrupt",
+		       type == 'F' ? "free" : "unpunched");
+	return ret;
+}
+
+
+static int cmp_pext(const void *a, const void *b)
+{
+	const struct pext *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Delete every key with prefix @type into @wb. */
+static int delete_all(struct rawstore *st, rocksdb_writebatch_wi_t *wb, char type)
+{
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl;
+		const char *k = meta_iter_full_key(it, &kl);
+
+		rocksdb_writebatch_wi_delete(wb, k, kl);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+/*
+ * The free list is the complement of the extents the objects use.  Rebuild
+ * it from the onodes (all must decode and none may overlap) and replace the
+ * recorded free and unpunched lists in one synced batch.
+ */
+static int rebuild_freelist(struct rawstore *st)
+{
+	struct pext_vec used = { 0 };
+	rocksdb_writebatch_wi_t *wb;
+	struct rs_iter *it;
+	uint64_t pos = st->data_start;
+	char p = 'O';
+	size_t i;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
+		size_t vl;
+		const char *v = meta_iter_val(it, &vl);
+		struct rs_onode o;
+		uint32_t j;
+
+		ret = onode_decode(v, vl, st->csum_block, &o);
+		if (ret) {
+			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: an object "
+				     "record is corrupt");
+			break;
+		}
+		for (j = 0; j < o.n_ext && !ret; j++)
+			ret = pext_push(&used, o.ext[j].pofs, o.ext[j].len);
+		onode_free(&o);
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (ret)
+		goto out_free;
+	if (used.n)
+		qsort(used.v, used.n, sizeof(*used.v), cmp_pext);
+	wb = rocksdb_writebatch_wi_create(0, 1);
+	ret = delete_all(st, wb, 'F');
+	if (!ret)
+		ret = delete_all(st, wb, 'P');
+	for (i = 0; !ret && i <= used.n; i++) {
+		uint64_t next = i < used.n ? used.v[i].off : st->data_end;
+
+		if (i < used.n && (!is_aligned(next | used.v[i].len, st->min_alloc) ||
+				   next < st->data_start || next + used.v[i].len > st->data_end)) {
+			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: object extents "
+				     "lie outside the data area");
+			break;
+		}
+		if (next > pos) {
+			struct rs_key k;
+			char v[8];
+
+			key_ext(&k, 'F', pos);
+			put_le64(v, next - pos);
+			rocksdb_writebatch_wi_put(wb, k.buf, k.len, v, 8);
+			ret = extset_insert(&st->freeset, pos, next - pos);
+		}
+		if (i < used.n)	/* clones share units: extents may overlap */
+			pos = max_u64(pos, next + used.v[i].len);
+	}
+	if (!ret)
+		ret = meta_commit(st->meta, wb);
+	if (!ret)
+		rs_log(st, RAWSTORE_LOG_WARNING, "rebuilt the free list from %zu object extents: "
+		       "%llu bytes free in %llu extents", used.n,
+		       (unsigned long long)st->freeset.total,
+		       (unsigned long long)st->freeset.count);
+	rocksdb_writebatch_wi_destroy(wb);
+out_free:
+	pext_vec_free(&used);
+	return ret;
+}
+
+
+void space_snapshot(struct rawstore *st)
+{
+	st->snap.free = st->freeset.total;
+	st->snap.free_extents = st->freeset.count;
+	st->snap.largest_free = extset_largest(&st->freeset);
+	st->snap.unpunched = st->unpunched.total;
+}
+
+
+int space_reclaim(struct rawstore *st, uint64_t *punched_out)
+{
+	struct pext p;
+	uint64_t pos = 0, punched = 0;
+	int ret = 0;
+
+	while (extset_next(&st->unpunched, pos, &p)) {
+		ret = dev_punch_hole(st->dev, p.off, p.len);
+		if (ret) {
+			rs_err(st, ret, "punching [%llu, +%llu) failed",
+			       (unsigned long long)p.off, (unsigned long long)p.len);
+			break;
+		}
+		extset_remove(&st->unpunched, p.off, p.len);
+		punched += p.len;
+		pos = p.off + p.len;
+	}
+	PERF_ADD(st, bytes_punched, punched);
+	*punched_out = punched;
+	return ret;
+}
+
+int space_load(struct rawstore *st)
+{
+	int ret;
+
+	extset_init(&st->freeset, true);
+	extset_init(&st->unpunched, false);
+	if (st->opts.rebuild_freelist)
+		return rebuild_freelist(st);
+	ret = load_extents(st, 'F', &st->freeset);
+	if (!ret)
+		ret = load_extents(st, 'P', &st->unpunched);
+	return ret;
+}
+
+void space_attach(struct rawstore *st)
+{
+	st->free_obs = (struct extset_observer){ free_put, free_del, st };
+	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st };
+	st->freeset.obs = &st->free_obs;
+	st->unpunched.obs = &st->unpunched_obs;
+}
+
+void space_detach(struct rawstore *st)
+{
+	st->freeset.obs = NULL;
+	st->unpunched.obs = NULL;
+}
+
+void space_destroy(struct rawstore *st)
+{
+	space_detach(st);
+	extset_destroy(&st->freeset);
+	extset_destroy(&st->unpunched);
+}
+
+int space_alloc(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want,
+		struct pext **out)
+{
+	return extset_alloc(&st->freeset, len, hint, want, out);
+}
+
+void space_unalloc(struct rawstore *st, const struct pext *v, size_t n)
+{
+	const struct extset_observer *obs = st->freeset.obs;
+	size_t i;
+
+	/* Never recorded as allocated: put back without a record. */
+	st->freeset.obs = NULL;
+	for (i = 0; i < n; i++)
+		if (v[i].len)
+			extset_insert(&st->freeset, v[i].off, v[i].len);
+	st->freeset.obs = obs;
+}
+
+int space_commit(struct rawstore *st, const struct pext_vec *allocs,
+		 const struct pext_vec *frees)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < allocs->n; i++)
+		extset_remove(&st->unpunched, allocs->v[i].off, allocs->v[i].len);
+	for (i = 0; i < frees->n; i++) {
+		ret = extset_insert(&st->freeset, frees->v[i].off, frees->v[i].len);
+		if (!ret)
+			ret = extset_insert(&st->unpunched, frees->v[i].off, frees->v[i].len);
+		if (ret)
+			return rs_err(st, -EUCLEAN, "freeing [%llu, +%llu) twice: %s",
+				      (unsigned long long)frees->v[i].off,
+				      (unsigned long long)frees->v[i].len, strerror(-ret));
+	}
+	return 0;
+}
