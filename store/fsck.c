@@ -28,7 +28,11 @@ struct fsck {
 	struct objref *objs;
 	size_t n_objs, cap_objs;
 	uint64_t *nids;			/* sorted */
-	uint64_t corrupt_onodes;	/* their extents are unknown: no leak repair */
+	/* Object records that do not decode (or whose key does not parse):
+	 * their extents and object ids are unknown, so no space they might
+	 * use is freed and no record they might own is deleted. */
+	uint64_t corrupt_onodes;
+	uint64_t bad_keys;		/* object records whose key does not parse */
 };
 
 static const char *const kind_names[] = {
@@ -206,6 +210,8 @@ static int scan_onodes(struct fsck *fk)
 		memset(obj, 0, sizeof(*obj));
 		cl = kl >= 2 ? (size_t)(((unsigned char)k[0] << 8) | (unsigned char)k[1]) : 0;
 		if (kl < 2 || cl == 0 || cl > RAWSTORE_COLL_NAME_MAX || kl <= 2 + cl) {
+			fk->corrupt_onodes++;
+			fk->bad_keys++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
 			       "malformed object key of %zu bytes", kl);
 			continue;
@@ -350,11 +356,21 @@ out_free:
 	return ret;
 }
 
-/* Walk used and free extents in device order looking for overlaps and gaps. */
+static uint64_t end_of(uint64_t off, uint64_t len)
+{
+	return len > UINT64_MAX - off ? UINT64_MAX : off + len;
+}
+
+/*
+ * Walk used and free extents in device order looking for overlaps and gaps.
+ * An overlap is reported whichever of the two sorts first: a used extent
+ * that starts inside a free one, and a free extent that starts inside a
+ * used one.
+ */
 static int check_space(struct fsck *fk)
 {
 	struct rawstore *st = fk->st;
-	uint64_t pos = st->data_start, last_free_end = 0;
+	uint64_t pos = st->data_start, free_end = 0, used_end = 0;
 	struct rs_iter *it;
 	size_t ui = 0;
 	char p = 'F';
@@ -368,10 +384,8 @@ static int check_space(struct fsck *fk)
 	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
 	if (ret)
 		return ret;
-	ui = 0;
 	for (;;) {
-		uint64_t foff = UINT64_MAX, flen = 0, off, len;
-		bool is_free = false;
+		uint64_t foff = UINT64_MAX, flen = 0, off, len, end, other_end;
 
 		if (meta_iter_valid(it)) {
 			size_t kl, vl;
@@ -390,23 +404,34 @@ static int check_space(struct fsck *fk)
 		if (ui < fk->n_used && fk->used[ui].off <= foff) {
 			off = fk->used[ui].off;
 			len = fk->used[ui].len;
+			end = end_of(off, len);
 			ui++;
+			other_end = free_end;
+			used_end = max_u64(used_end, end);
 		} else if (foff != UINT64_MAX) {
 			off = foff;
 			len = flen;
-			is_free = true;
+			end = end_of(off, len);
 			meta_iter_next(it);
 			if (!len || !is_aligned(off | len, st->min_alloc) ||
-			    off < st->data_start || off + len > st->data_end ||
-			    off < last_free_end || (last_free_end && off == last_free_end))
+			    off < st->data_start || off > st->data_end ||
+			    len > st->data_end - off || off < free_end ||
+			    (free_end && off == free_end))
 				report(fk, RAWSTORE_FSCK_BAD_FREELIST, NULL, off, len, 0,
 				       "free extent [%llu, +%llu) is misaligned, out of range, "
 				       "unsorted or not merged", (unsigned long long)off,
 				       (unsigned long long)len);
-			last_free_end = off + len;
+			other_end = used_end;
+			free_end = max_u64(free_end, end);
 		} else {
 			break;
 		}
+		if (off < other_end)
+			report(fk, RAWSTORE_FSCK_USED_AND_FREE, NULL, off,
+			       min_u64(end, other_end) - off,
+			       0, "device range [%llu, +%llu) is both used and free",
+			       (unsigned long long)off,
+			       (unsigned long long)(min_u64(end, other_end) - off));
 		if (off > pos) {
 			/* A corrupt onode may own the "leaked" space: never free it then. */
 			bool fix = fk->o.repair && !fk->corrupt_onodes;
@@ -418,12 +443,8 @@ static int check_space(struct fsck *fk)
 			report(fk, RAWSTORE_FSCK_LEAK, NULL, pos, off - pos, fix,
 			       "%llu bytes at device offset %llu are neither used nor free",
 			       (unsigned long long)(off - pos), (unsigned long long)pos);
-		} else if (off < pos && is_free) {
-			report(fk, RAWSTORE_FSCK_USED_AND_FREE, NULL, off, min_u64(pos - off, len),
-			       0, "device range at %llu is both used and free",
-			       (unsigned long long)off);
 		}
-		pos = max_u64(pos, off + len);
+		pos = max_u64(pos, end);
 	}
 	if (pos < st->data_end) {
 		bool fix = fk->o.repair && !fk->corrupt_onodes &&
@@ -482,6 +503,7 @@ static int check_orphans(struct fsck *fk, char type)
 		size_t kl;
 		const char *k = meta_iter_key(it, &kl);
 		uint64_t nid;
+		bool fix;
 
 		if (kl < 8) {
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
@@ -491,16 +513,19 @@ static int check_orphans(struct fsck *fk, char type)
 		nid = get_be64(k);
 		if (bsearch(&nid, fk->nids, fk->n_objs, sizeof(uint64_t), cmp_u64))
 			continue;
-		if (fk->o.repair) {
+		/* An object record that does not decode may be its owner. */
+		fix = fk->o.repair && !fk->corrupt_onodes;
+		if (fix) {
 			size_t fl;
 			const char *fkey = meta_iter_full_key(it, &fl);
 
 			rocksdb_writebatch_wi_delete(st->wb, fkey, fl);
 		}
-		report(fk, RAWSTORE_FSCK_ORPHAN, NULL, 0, 0, fk->o.repair,
-		       "%s record of object id %llu which does not exist",
+		report(fk, RAWSTORE_FSCK_ORPHAN, NULL, 0, 0, fix,
+		       "%s record of object id %llu which does not exist%s",
 		       type == 'X' ? "attribute" : type == 'M' ? "omap" : "omap header",
-		       (unsigned long long)nid);
+		       (unsigned long long)nid, fk->corrupt_onodes ?
+		       " (kept: an object record that does not decode may own it)" : "");
 	}
 	ret = meta_iter_error(it);
 	meta_iter_free(it);
@@ -531,7 +556,8 @@ static int check_counts(struct fsck *fk)
 {
 	struct rawstore *st = fk->st;
 	struct rs_iter *it;
-	uint64_t colls = 0;
+	/* a record whose key does not parse is still an object record */
+	uint64_t colls = 0, objs = fk->n_objs + fk->bad_keys;
 	char p = 'C';
 	int ret;
 
@@ -544,24 +570,25 @@ static int check_counts(struct fsck *fk)
 	meta_iter_free(it);
 	if (ret)
 		return ret;
-	if (st->n_objects == fk->n_objs && st->n_colls == colls)
+	if (st->n_objects == objs && st->n_colls == colls)
 		return 0;
 	if (fk->o.repair) {
 		struct rs_key k;
 		char c[16];
 
-		put_le64(c, fk->n_objs);
+		put_le64(c, objs);
 		put_le64(c + 8, colls);
 		key_counts(&k);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
 	}
 	report(fk, RAWSTORE_FSCK_BAD_MAP, NULL, 0, 0, fk->o.repair,
 	       "recorded counts (%llu objects, %llu collections) differ from the store "
-	       "(%zu objects, %llu collections)", (unsigned long long)st->n_objects,
-	       (unsigned long long)st->n_colls, fk->n_objs, (unsigned long long)colls);
+	       "(%llu objects, %llu collections)", (unsigned long long)st->n_objects,
+	       (unsigned long long)st->n_colls, (unsigned long long)objs,
+	       (unsigned long long)colls);
 	if (fk->o.repair) {
 		pthread_rwlock_wrlock(&st->rwlock);
-		st->n_objects = fk->n_objs;
+		st->n_objects = objs;
 		st->n_colls = colls;
 		pthread_rwlock_unlock(&st->rwlock);
 	}
