@@ -16,18 +16,25 @@ struct rs_iter {
 	size_t plen;
 };
 
+int meta_map_error(const char *err)
+{
+	/* Corruption first: "block checksum mismatch" contains "lock". */
+	if (strstr(err, "Corruption"))
+		return -EUCLEAN;
+	/* Another process holds LOCK, or this one opened the database already. */
+	if (strstr(err, "While lock file") || strstr(err, "lock hold by current process"))
+		return -EBUSY;
+	if (strstr(err, "does not exist"))
+		return -ENOENT;
+	if (strstr(err, "exists"))
+		return -EEXIST;
+	return -EIO;
+}
+
 static int db_error(struct rawstore *st, char *err, const char *what)
 {
-	int ret = -EIO;
+	int ret = meta_map_error(err);
 
-	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
-		ret = -EBUSY;
-	else if (strstr(err, "does not exist"))
-		ret = -ENOENT;
-	else if (strstr(err, "exists"))
-		ret = -EEXIST;
-	else if (strstr(err, "Corruption"))
-		ret = -EUCLEAN;
 	rs_err(st, ret, "RocksDB %s: %s", what, err);
 	rocksdb_free(err);
 	return ret;

@@ -34,6 +34,9 @@ struct rs_key {
  * none does, -EBUSY if locked by another opener. */
 int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out);
 void meta_close(struct rs_meta *m);
+/* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
+ * LOCK file is held, -ENOENT, -EEXIST, else -EIO. */
+int meta_map_error(const char *err);
 /* Destroy the database in @dir (mkfs --force). */
 int meta_destroy(const char *dir);
 

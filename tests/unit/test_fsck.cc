@@ -4,6 +4,8 @@
 // and double use.
 #include <rocksdb/c.h>
 
+#include <dirent.h>
+
 #include <set>
 
 #include "helpers.h"
@@ -481,4 +483,46 @@ TEST_F(FsckTest, MalformedObjectKeyBlocksLeakRepair)
 	EXPECT_EQ(Statfs().free, free_before);
 	Reopen();
 	EXPECT_EQ(Statfs().free, free_before);
+}
+
+/* issue 8 item 4: a damaged RocksDB table is corruption (-EUCLEAN), not a
+ * busy store. */
+TEST_F(FsckTest, DamagedTableIsCorruptionNotBusy)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, "x"), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+		char *err = nullptr;
+		rocksdb_flushoptions_set_wait(fo, 1);
+		rocksdb_flush(db.db, fo, &err);
+		rocksdb_flushoptions_destroy(fo);
+		ASSERT_EQ(err, nullptr);
+	}
+	/* flip bytes in the first data block of every table */
+	int tables = 0;
+	DIR *d = opendir(meta.c_str());
+	ASSERT_NE(d, nullptr);
+	while (struct dirent *e = readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() < 4 || n.compare(n.size() - 4, 4, ".sst"))
+			continue;
+		int fd = open((meta + "/" + n).c_str(), O_RDWR);
+		ASSERT_GE(fd, 0);
+		char b[16];
+		ASSERT_EQ(pread(fd, b, sizeof(b), 8), (ssize_t)sizeof(b));
+		for (char &c : b)
+			c ^= 0x5a;
+		ASSERT_EQ(pwrite(fd, b, sizeof(b), 8), (ssize_t)sizeof(b));
+		close(fd);
+		tables++;
+	}
+	closedir(d);
+	ASSERT_GE(tables, 1);
+	EXPECT_EQ(Open(), -EUCLEAN);
+	std::string msg = rawstore_errmsg();
+	EXPECT_NE(msg.find("Corruption"), std::string::npos) << msg;
+	st = nullptr;
 }
