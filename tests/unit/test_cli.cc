@@ -1,5 +1,6 @@
 // Checks the rawstore command: mkfs (and its refusal), statfs/info/fsck in
 // human and JSON form, ls/stat/cat, reclaim, and its exit codes.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <rocksdb/c.h>
@@ -111,4 +112,106 @@ TEST_F(CliTest, FsckExitCodeAndRepair)
 	EXPECT_EQ(Run("fsck --repair " + DM()), 0) << out;
 	EXPECT_NE(out.find("leak (repaired)"), std::string::npos) << out;
 	EXPECT_EQ(Run("fsck " + DM()), 0) << out;
+}
+
+/* issue 8 item 11: sizes that overflow or carry junk are refused (exit 2),
+ * never truncated; the valid suffixes still work. */
+TEST_F(CliTest, SizesAreParsedStrictly)
+{
+	const char *bad[] = {
+		"--min-alloc 4294971392", /* 4 GiB + 4 KiB: was truncated to 4096 */
+		"--min-alloc 4194304k",   /* 4 GiB after the suffix */
+		"--min-alloc 4kx",        "--min-alloc 4096junk", "--min-alloc ''",
+		"--min-alloc -4096",      "--min-alloc ' 4096'",  "--inline-max 0x1000",
+		"--csum-block 1e3",       "--size 99999999999999999999",
+		"--size 16777216t",       /* 2^64 bytes */
+	};
+	for (const char *b : bad) {
+		EXPECT_EQ(Run(std::string("mkfs ") + b + " " + DM()), 2) << b << ": " << out;
+		EXPECT_TRUE(out.find("not a size") != std::string::npos ||
+			    out.find("too large") != std::string::npos)
+			<< b << ": " << out;
+		struct stat sb;
+		EXPECT_NE(stat(meta.c_str(), &sb), 0) << b << ": the metadata dir was created";
+	}
+	ASSERT_EQ(Run("mkfs --min-alloc 16K --csum-block 8k --inline-max 0 --size 32m " + DM()), 0)
+		<< out;
+	ASSERT_EQ(Run("info --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"min_alloc_size\": 16384"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"csum_block_size\": 8192"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"inline_max\": 0"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"device_size\": 33554432"), std::string::npos) << out;
+}
+
+static std::string file_bytes(const std::string &p)
+{
+	std::string s;
+	FILE *f = fopen(p.c_str(), "rb");
+	char buf[65536];
+	size_t n;
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	if (f)
+		fclose(f);
+	return s;
+}
+
+/* issue 8 item 11: mkfs refuses a device that holds a file system or a
+ * partition table unless --force, and then writes nothing. */
+TEST_F(CliTest, MkfsRefusesForeignSignaturesWithoutForce)
+{
+	/* a DOS partition table: one Linux partition */
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	unsigned char mbr[66] = { 0 };
+	mbr[4] = 0x83;		/* type */
+	mbr[8 + 1] = 0x08;	/* start LBA 2048 */
+	mbr[12 + 2] = 0x01;	/* 65536 sectors */
+	mbr[64] = 0x55;
+	mbr[65] = 0xaa;
+	ASSERT_EQ(pwrite(fd, mbr, sizeof(mbr), 446), (ssize_t)sizeof(mbr));
+	close(fd);
+	std::string before = file_bytes(dev);
+	EXPECT_EQ(Run("mkfs " + DM()), 1);
+	EXPECT_NE(out.find("partition table (dos)"), std::string::npos) << out;
+	EXPECT_NE(out.find("--force"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(dev) == before);
+	struct stat sb;
+	EXPECT_NE(stat(meta.c_str(), &sb), 0);
+
+	/* an ext4 file system */
+	std::string o2;
+	if (sh("mkfs.ext4 -q -F " + dev, &o2) != 0)
+		GTEST_SKIP() << "mkfs.ext4 is not available: " << o2;
+	before = file_bytes(dev);
+	EXPECT_EQ(Run("mkfs " + DM()), 1);
+	EXPECT_NE(out.find("file system (ext4)"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(dev) == before);
+	EXPECT_NE(stat(meta.c_str(), &sb), 0);
+	ASSERT_EQ(Run("mkfs --force " + DM()), 0) << out;
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
+	/* our own store is refused by the library, not by the probe */
+	EXPECT_EQ(Run("mkfs " + DM()), 1);
+	EXPECT_NE(out.find("already holds a rawstore"), std::string::npos) << out;
+}
+
+/* issue 8 item 11: when open itself finds the store corrupt, fsck exits 4
+ * (problems found), not 1 (operational error). */
+TEST_F(CliTest, FsckExitsFourWhenOpenFindsCorruption)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	/* a missing metadata directory stays an operational error */
+	EXPECT_EQ(Run("fsck " + dev + " " + tmp.path + "/nometa"), 1) << out;
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	for (off_t off : { (off_t)0, (off_t)(512 * 1024) }) {
+		char c;
+		ASSERT_EQ(pread(fd, &c, 1, off + 40), 1);
+		c ^= 1;
+		ASSERT_EQ(pwrite(fd, &c, 1, off + 40), 1);
+	}
+	close(fd);
+	EXPECT_EQ(Run("fsck " + DM()), 4) << out;
+	EXPECT_NE(out.find("corrupt"), std::string::npos) << out;
+	EXPECT_EQ(Run("fsck --json " + DM()), 4) << out;
 }
