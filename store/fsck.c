@@ -233,7 +233,7 @@ static int scan_onodes(struct fsck *fk)
 			       "object in missing collection %s", obj->coll);
 		else if (!r)
 			rocksdb_free(cv);
-		r = onode_decode(v, vl, st->csum_block, &o);
+		r = onode_decode(v, vl, &st->lim, &o);
 		if (r) {
 			fk->corrupt_onodes++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, obj, 0, 0, 0,

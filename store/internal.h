@@ -25,6 +25,7 @@ struct rawstore {
 	uint64_t device_size;		/* bytes, from the superblock */
 	uint64_t data_start, data_end;	/* bytes */
 	uint32_t min_alloc, csum_block, inline_max;
+	struct rs_limits lim;		/* the above, for the record decoders */
 
 	/* Changed by the commit thread only; readers hold rwlock. */
 	struct extset freeset;		/* free space */

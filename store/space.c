@@ -140,7 +140,7 @@ static int rebuild_freelist(struct rawstore *st)
 		struct rs_onode o;
 		uint32_t j;
 
-		ret = onode_decode(v, vl, st->csum_block, &o);
+		ret = onode_decode(v, vl, &st->lim, &o);
 		if (ret) {
 			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: an object "
 				     "record is corrupt");

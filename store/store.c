@@ -17,6 +17,12 @@
 #include "space.h"
 #include "util.h"
 
+/* Geometry limits of the format (bytes); mkfs makes nothing outside them. */
+#define RS_LOGICAL_BLOCK_MAX	RS_SB_BLOCK	/* a superblock copy is one block */
+#define RS_MIN_ALLOC_MIN	4096
+#define RS_MIN_ALLOC_MAX	(1U << 24)
+#define RS_INLINE_MAX		(1U << 20)
+
 void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -156,9 +162,9 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 		return ret;
 	g = dev_geom(d);
 	if (!is_pow2(o.min_alloc_size) || o.min_alloc_size < g->logical_block ||
-	    o.min_alloc_size < 4096 || o.min_alloc_size > (1U << 24) ||
+	    o.min_alloc_size < RS_MIN_ALLOC_MIN || o.min_alloc_size > RS_MIN_ALLOC_MAX ||
 	    !is_pow2(o.csum_block_size) || o.csum_block_size < g->logical_block ||
-	    o.csum_block_size > o.min_alloc_size || o.inline_max > (1U << 20)) {
+	    o.csum_block_size > o.min_alloc_size || o.inline_max > RS_INLINE_MAX) {
 		ret = rs_err(NULL, -EINVAL,
 			     "mkfs: min_alloc_size %u / csum_block_size %u / inline_max %u "
 			     "invalid for logical block size %u", o.min_alloc_size,
@@ -270,10 +276,18 @@ static int load_super(struct rawstore *st, const char *dev)
 	return rs_err(st, rp, "%s: cannot read the superblock", dev);
 }
 
+/*
+ * Every geometry field of a superblock whose crc is valid is still checked:
+ * units are powers of two within what mkfs makes, the data area starts
+ * after both superblock copies and ends at the recorded size, and every
+ * sum is overflow-safe.
+ */
 static int check_geometry(struct rawstore *st, const char *dev)
 {
 	const struct rs_dev_geom *g = dev_geom(st->dev);
 	struct rs_disk_super *sb = &st->sb;
+	uint32_t lb = le32toh(sb->logical_block);
+	const char *why = NULL;
 
 	st->device_size = le64toh(sb->device_size);
 	st->data_start = le64toh(sb->data_start);
@@ -281,16 +295,35 @@ static int check_geometry(struct rawstore *st, const char *dev)
 	st->csum_block = le32toh(sb->csum_block);
 	st->inline_max = le32toh(sb->inline_max);
 	st->data_end = st->device_size;
-	if (!is_pow2(st->min_alloc) || !is_pow2(st->csum_block) ||
-	    st->csum_block > st->min_alloc || st->csum_block < g->logical_block ||
-	    le32toh(sb->csum_type) != RS_CSUM_CRC32C ||
-	    !is_aligned(st->data_start, st->min_alloc) ||
-	    !is_aligned(st->device_size, st->min_alloc) || st->data_start >= st->device_size)
-		return rs_err(st, -EUCLEAN, "%s: superblock geometry is inconsistent", dev);
+	if (!is_pow2(lb) || lb < 512 || lb > RS_LOGICAL_BLOCK_MAX)
+		why = "logical block size";
+	else if (!is_pow2(st->min_alloc) || st->min_alloc < RS_MIN_ALLOC_MIN ||
+		 st->min_alloc > RS_MIN_ALLOC_MAX || st->min_alloc < lb)
+		why = "allocation unit";
+	else if (!is_pow2(st->csum_block) || st->csum_block > st->min_alloc ||
+		 st->csum_block < lb || st->csum_block < g->logical_block ||
+		 le32toh(sb->csum_type) != RS_CSUM_CRC32C)
+		why = "checksum block or type";
+	else if (st->inline_max > RS_INLINE_MAX)
+		why = "inline limit";
+	else if (st->data_start < RS_RESERVED_BYTES ||
+		 !is_aligned(st->data_start, st->min_alloc) ||
+		 !is_aligned(st->device_size, st->min_alloc) ||
+		 st->data_start >= st->device_size ||
+		 st->device_size - st->data_start < 16ULL * st->min_alloc)
+		why = "data area (it must start after both superblock copies and hold 16 units)";
+	if (why)
+		return rs_err(st, -EUCLEAN, "%s: superblock geometry is inconsistent: %s "
+			      "(logical block %u, unit %u, checksum block %u, data [%llu, %llu))",
+			      dev, why, lb, st->min_alloc, st->csum_block,
+			      (unsigned long long)st->data_start,
+			      (unsigned long long)st->device_size);
 	if (g->size < st->device_size)
 		return rs_err(st, -ENXIO, "%s: device has %llu bytes but the store was made "
 			      "for %llu", dev, (unsigned long long)g->size,
 			      (unsigned long long)st->device_size);
+	st->lim = (struct rs_limits){ st->data_start, st->data_end, st->min_alloc,
+				      st->csum_block };
 	return 0;
 }
 

@@ -271,3 +271,42 @@ TEST_F(OpenTest, EngineFallbackIsLoggedAndReported)
 	EXPECT_STREQ(i.io_engine, "libaio");
 	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
 }
+
+/* issue 8 item 6: a superblock whose crc is valid but whose data area
+ * overlaps the superblock copies is refused, and nothing is changed. */
+TEST_F(OpenTest, GeometryOverlappingTheSuperblocksIsRefused)
+{
+	Closed();
+	struct rs_disk_super good, sb;
+	rw_super(dev, 0, &good, false);
+	for (uint64_t start : { (uint64_t)0, (uint64_t)4096, (uint64_t)RS_SB_BACKUP_OFFSET }) {
+		sb = good;
+		sb.data_start = htole64(start);
+		reseal(&sb);
+		rw_super(dev, 0, &sb, true);
+		rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+		EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN)
+			<< "data_start " << start;
+		EXPECT_NE(std::string(rawstore_errmsg()).find("geometry"), std::string::npos)
+			<< rawstore_errmsg();
+		st = nullptr;
+	}
+	/* units larger than mkfs makes, logical blocks larger than a copy */
+	sb = good;
+	sb.min_alloc = htole32(1U << 30);
+	sb.csum_block = htole32(4096);
+	reseal(&sb);
+	rw_super(dev, 0, &sb, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	sb = good;
+	sb.logical_block = htole32(8192);
+	reseal(&sb);
+	rw_super(dev, 0, &sb, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	st = nullptr;
+	rw_super(dev, 0, &good, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &good, true);
+	StillIntact();
+}
