@@ -27,6 +27,8 @@ enum rs_crash {
 void rs_debug_set_crash_point(int point, int countdown);
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
+/* Make regular files report this logical block size (0: the usual 4096). */
+void rs_debug_file_logical_block(unsigned int bytes);
 
 #ifdef __cplusplus
 }

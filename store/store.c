@@ -161,6 +161,12 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	if (ret)
 		return ret;
 	g = dev_geom(d);
+	/* The superblock copies are 4 KiB blocks: refuse before creating anything. */
+	if (g->logical_block > RS_LOGICAL_BLOCK_MAX) {
+		ret = rs_err(NULL, -EINVAL, "mkfs: %s has %u-byte logical blocks; rawstore "
+			     "supports at most %u", dev, g->logical_block, RS_LOGICAL_BLOCK_MAX);
+		goto out_close_dev;
+	}
 	if (!is_pow2(o.min_alloc_size) || o.min_alloc_size < g->logical_block ||
 	    o.min_alloc_size < RS_MIN_ALLOC_MIN || o.min_alloc_size > RS_MIN_ALLOC_MAX ||
 	    !is_pow2(o.csum_block_size) || o.csum_block_size < g->logical_block ||

@@ -310,3 +310,28 @@ TEST_F(OpenTest, GeometryOverlappingTheSuperblocksIsRefused)
 	rw_super(dev, RS_SB_BACKUP_OFFSET, &good, true);
 	StillIntact();
 }
+
+/* issue 8 item 10: a device with logical blocks above 4 KiB is refused
+ * before anything is created or written. */
+TEST_F(OpenTest, MkfsRefusesLargeLogicalBlocksBeforeCreatingAnything)
+{
+	std::string d = tmp.path + "/d8k", m = tmp.path + "/m8k";
+	ASSERT_EQ(make_file(d, 64 << 20), 0);
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 8192;
+	mo.csum_block_size = 8192;
+	rs_debug_file_logical_block(8192);
+	int r = rawstore_mkfs(d.c_str(), m.c_str(), &mo);
+	std::string msg = rawstore_errmsg();
+	rs_debug_file_logical_block(0);
+	EXPECT_EQ(r, -EINVAL);
+	EXPECT_NE(msg.find("8192-byte logical blocks"), std::string::npos) << msg;
+	struct stat sb;
+	EXPECT_NE(stat(m.c_str(), &sb), 0) << "the metadata directory was created";
+	/* nothing was written: the file is still all holes */
+	ASSERT_EQ(stat(d.c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_blocks, 0);
+	/* the same device with 4 KiB blocks is fine */
+	ASSERT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), 0) << rawstore_errmsg();
+}
