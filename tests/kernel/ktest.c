@@ -73,6 +73,12 @@ void kt_skip(const char *fmt, ...)
 	va_start(ap, fmt);
 	vline("SKIP: ", fmt, ap, "\n");
 	va_end(ap);
+	/* A check already failed: the run failed, whatever comes after it. */
+	if (kt_failures) {
+		printf("# %d checks, %d failed before the skip: reporting failure\n", kt_checks,
+		       kt_failures);
+		exit(1);
+	}
 	exit(KT_SKIP);
 }
 

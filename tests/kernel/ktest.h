@@ -31,7 +31,7 @@ void kt_expect_eq_(long long got, long long want, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Print a note line ("# ..."). */
 void kt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print the reason and exit KT_SKIP. */
+/* Print the reason and exit KT_SKIP, or 1 if a check already failed. */
 void kt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Print the reason and exit 1 (setup failed: not a skip). */
 void kt_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
