@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* debug.c: crash points for the crash-consistency tests (debug.h). */
+/* debug.c: crash points and failure injection for the tests (debug.h). */
 #include <unistd.h>
 
 #include "debug.h"
@@ -7,6 +7,7 @@
 
 int rs_crash_point;
 int rs_crash_countdown;
+static int fail_point, fail_countdown;
 
 void rs_debug_set_crash_point(int point, int countdown)
 {
@@ -22,4 +23,20 @@ void rs_crash_check(struct rawstore *st, int point)
 	if (--rs_crash_countdown > 0)
 		return;
 	_exit(RS_CRASH_EXIT);
+}
+
+void rs_debug_set_fail_point(int point, int countdown)
+{
+	__atomic_store_n(&fail_countdown, countdown > 0 ? countdown : 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&fail_point, point, __ATOMIC_RELEASE);
+}
+
+bool rs_fail_check(int point)
+{
+	if (__atomic_load_n(&fail_point, __ATOMIC_ACQUIRE) != point)
+		return false;
+	if (__atomic_sub_fetch(&fail_countdown, 1, __ATOMIC_RELAXED) > 0)
+		return false;
+	__atomic_store_n(&fail_point, RS_FAIL_NONE, __ATOMIC_RELAXED);
+	return true;
 }

@@ -25,6 +25,21 @@ enum rs_crash {
 #define RS_CRASH_EXIT 86
 
 void rs_debug_set_crash_point(int point, int countdown);
+
+/*
+ * Failure injection: the countdown-th time the commit thread reaches the
+ * point, the operation fails as if out of memory (or as the point says).
+ */
+enum rs_fail {
+	RS_FAIL_NONE = 0,
+	RS_FAIL_GROUP_APPEND = 1,	/* appending a txn's allocations or frees to
+					 * its commit group: -ENOMEM */
+	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
+	RS_FAIL_DATA_WRITE = 3,		/* a pipelined data write completes with -EIO */
+	RS_FAIL_MAX = 4,
+};
+
+void rs_debug_set_fail_point(int point, int countdown);
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
 /* Make regular files report this logical block size (0: the usual 4096). */

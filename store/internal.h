@@ -47,6 +47,7 @@ struct rawstore {
 	struct rawstore_txn *qhead, *qtail;
 	bool stopping;
 	int failed;			/* sticky error after a failed commit */
+	char failed_msg[256];		/* and its message (commit thread) */
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
@@ -67,6 +68,7 @@ struct rawstore_txn {
 	int result;
 	bool in_flight;
 	struct rawstore_txn *next;
+	char errmsg[256];		/* message of the last failed submit */
 };
 
 void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap);
@@ -99,6 +101,8 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 extern int rs_crash_point;
 extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
+/* True when failure point @point fires (debug.h, enum rs_fail). */
+bool rs_fail_check(int point);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 
