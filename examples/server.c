@@ -143,23 +143,28 @@ static void verify(struct client *c, unsigned int req, unsigned char *buf, size_
 	size_t len = object_size(c->id, req), got_len = 0, i;
 	char name[64];
 	int nlen = object_name(name, sizeof(name), c->id, req);
+	const char *what = NULL;
 	ssize_t n;
-	int ok;
 
 	n = rawstore_read(c->srv->st, COLL, name, (size_t)nlen, 0, buf, cap);
-	ok = n == (ssize_t)len;
-	for (i = 0; ok && i < len; i++)
-		ok = buf[i] == object_byte(c->id, req, i);
-	if (ok)
-		ok = rawstore_getattr(c->srv->st, COLL, name, (size_t)nlen, "len", &got_len,
-				      sizeof(got_len)) == sizeof(got_len) && got_len == len;
-	if (ok) {
-		c->verified++;
-	} else {
-		c->mismatched++;
-		fprintf(stderr, "server: %s: read %zd bytes, expected %zu%s\n", name, n, len,
-			n < 0 ? rawstore_strerror((int)n) : "");
+	if (n != (ssize_t)len)
+		what = "data length";
+	for (i = 0; !what && i < len; i++)
+		if (buf[i] != object_byte(c->id, req, i))
+			what = "data";
+	if (!what) {
+		n = rawstore_getattr(c->srv->st, COLL, name, (size_t)nlen, "len", &got_len,
+				     sizeof(got_len));
+		if (n != sizeof(got_len) || got_len != len)
+			what = "attribute";
 	}
+	if (!what) {
+		c->verified++;
+		return;
+	}
+	c->mismatched++;
+	fprintf(stderr, "server: %s: %s differs (%zd: %s)\n", name, what, n,
+		n < 0 ? rawstore_strerror((int)n) : "bytes");
 }
 
 static void *client_main(void *arg)
@@ -251,7 +256,8 @@ int main(int argc, char **argv)
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (!nclients || nclients > 256 || !srv.window || (argc - optind != 0 && argc - optind != 2)) {
+	if (!nclients || nclients > 256 || !srv.window ||
+	    (argc - optind != 0 && argc - optind != 2)) {
 		fprintf(stderr, "%s: bad arguments (see the comment at the top of server.c)\n",
 			argv[0]);
 		return 2;

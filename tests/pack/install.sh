@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh BUILDDIR SRCDIR CC VERSION
+# install.sh BUILDDIR SRCDIR VERSION CMAKE CC CXX
 # cmake --install into a temporary prefix puts every promised file there;
 # the installed commands run; a program is built against the installed tree
 # (not the source tree) twice, with pkg-config and with find_package (shared
@@ -7,14 +7,14 @@
 # made by the installed `rawstore mkfs`; the installed `rawstore cat` reads
 # back what the programs wrote.
 set -u
-build=$1 src=$2 cc=$3 version=$4
+build=$1 src=$2 version=$3 cmake=$4 cc=$5 cxx=$6
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rawstore-install-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
-if ! cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" 2>&1; then
+if ! "$cmake" --install "$build" --prefix "$prefix" > "$tmp/install.log" 2>&1; then
 	cat "$tmp/install.log"
 	echo "FAIL: cmake --install"
 	exit 1
@@ -46,7 +46,7 @@ for h in "$src"/include/rawstore/*.h; do
 done
 # Only what was promised: no test programs, no internal headers.
 find "$prefix" -type f | sed "s|^$prefix/||" | sort > "$tmp/files"
-if grep -vE '^(bin/rawstore(-bench)?|lib[^/]*/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[137]/rawstore[a-z_-]*\.[137]|share/doc/rawstore/.*)$' \
+if grep -vE '^(bin/rawstore(-bench)?|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[137]/rawstore[a-z_-]*\.[137]|share/doc/rawstore/.*)$' \
 	"$tmp/files" > "$tmp/extra"; then
 	bad "unexpected installed files:"
 	sed 's/^/    /' "$tmp/extra"
@@ -117,9 +117,9 @@ fi
 unset PKG_CONFIG_PATH
 
 # 2. find_package(rawstore)
-if cmake -S "$src/tests/pack/consumer" -B "$tmp/cb" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DCMAKE_C_COMPILER="$cc" > "$tmp/cb.log" 2>&1 &&
-	cmake --build "$tmp/cb" >> "$tmp/cb.log" 2>&1; then
+if "$cmake" -S "$src/tests/pack/consumer" -B "$tmp/cb" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" > "$tmp/cb.log" 2>&1 &&
+	"$cmake" --build "$tmp/cb" >> "$tmp/cb.log" 2>&1; then
 	grep -q "$prefix/" "$tmp/cb/CMakeCache.txt" || bad "find_package did not use $prefix"
 	grep -rqF "$src/include" "$tmp/cb/CMakeFiles" &&
 		bad "the find_package consumer used the source tree's headers"
@@ -141,7 +141,7 @@ cmake_minimum_required(VERSION 3.18)
 project(v2 LANGUAGES C)
 find_package(rawstore 1.0 REQUIRED)
 EOC
-cmake -S "$tmp/v2" -B "$tmp/v2/b" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/v2.log" 2>&1 &&
+"$cmake" -S "$tmp/v2" -B "$tmp/v2/b" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/v2.log" 2>&1 &&
 	bad "find_package(rawstore 1.0) accepted version $version"
 
 "$prefix/bin/rawstore" fsck "$dev" "$meta" > "$tmp/fsck.log" 2>&1 || {
