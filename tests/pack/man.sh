@@ -41,7 +41,7 @@ has_option() { sed 's/\\-/-/g' "$1" | grep -qE -- "--$2([^a-z0-9-]|\$)"; }
 # rawstore(1): one .SS heading per subcommand, every option mentioned.
 page=$mandir/rawstore.1
 help=$("$rs" --help 2>&1) || bad "rawstore --help failed"
-cmds=$(printf '%s\n' "$help" | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z][a-z0-9-]*\)\( .*\)\{0,1\}$/\1/p')
+cmds=$(printf '%s\n' "$help" | sed -n '/^commands/,/^[^ ]/s/^  \([a-z][a-z0-9-]*\)\( .*\)\{0,1\}$/\1/p')
 [ -n "$cmds" ] || bad "no subcommands found in rawstore --help"
 opts=$(printf '%s\n' "$help" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 for c in $cmds; do
@@ -59,7 +59,7 @@ echo "rawstore.1: $(echo $cmds | wc -w) subcommands, $(printf '%s\n' $opts | sor
 # rawstore-bench(1): every workload and option.
 page=$mandir/rawstore-bench.1
 help=$("$bench" --help 2>&1) || bad "rawstore-bench --help failed"
-works=$(printf '%s\n' "$help" | sed -n '/^workloads:/,/^[^ ]/s/^  \([a-z][a-z0-9-]*\).*/\1/p')
+works=$(printf '%s\n' "$help" | sed -n '/^workloads/,/^[^ ]/s/^  \([a-z][a-z0-9-]*\).*/\1/p')
 [ -n "$works" ] || bad "no workloads found in rawstore-bench --help"
 for w in $works; do
 	grep -qE "^\\\\fB$w(:|\\\\f)" "$page" || bad "rawstore-bench.1 does not describe workload '$w'"
