@@ -51,6 +51,12 @@ for c in $cmds; do
 		opts="$opts $(printf '%s\n' "$sub" | grep -oE -- '--[a-z][a-z0-9-]*')"
 	fi
 done
+# ... and no section for a subcommand the command no longer has.
+for c in $(sed -n '/^\.SH COMMANDS/,/^\.SH [^C]/s/^\.SS "\{0,1\}\([a-z][a-z0-9-]*\).*/\1/p' "$page"); do
+	[ "$c" = help ] && continue
+	printf '%s\n' $cmds | grep -qx -- "$c" ||
+		bad "rawstore.1 documents subcommand '$c', which rawstore --help does not list"
+done
 for o in $(printf '%s\n' $opts | sort -u); do
 	has_option "$page" "${o#--}" || bad "rawstore.1 does not mention option $o"
 done
