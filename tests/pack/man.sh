@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# man.sh MANDIR RAWSTORE RAWSTORE_BENCH
+# man.sh MANDIR RAWSTORE RAWSTORE_BENCH INCLUDEDIR CC
 # Every man page renders without a warning (man --warnings) and has the
 # sections its kind needs; rawstore(1) documents every subcommand and
 # option that `rawstore --help` (and `rawstore CMD --help`, where a
 # subcommand has one) lists; rawstore-bench(1) every workload and option of
 # `rawstore-bench --help`.  When a command grows, this fails and names what
-# the page lacks.
+# the page lacks.  Likewise every field of every public struct must be named
+# on the section 3 page that documents the struct.
 set -u
-mandir=$1 rs=$2 bench=$3
+mandir=$1 rs=$2 bench=$3 inc=$4 cc=$5
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 export LC_ALL=C.UTF-8 MANWIDTH=80
@@ -75,5 +76,48 @@ for o in $bopts; do
 	has_option "$page" "${o#--}" || bad "rawstore-bench.1 does not mention option $o"
 done
 echo "rawstore-bench.1: $(echo $works | wc -w) workloads, $(echo $bopts | wc -w) options checked"
+# Section 3: every field of every public struct, on its page.
+declare -A struct_page=(
+	[rawstore_mkfs_opts]=rawstore_open.3 [rawstore_open_opts]=rawstore_open.3
+	[rawstore_statfs]=rawstore_statfs.3 [rawstore_info]=rawstore_statfs.3
+	[rawstore_perf]=rawstore_statfs.3 [rawstore_stat]=rawstore_read.3
+	[rawstore_fsck_opts]=rawstore_fsck.3 [rawstore_fsck_result]=rawstore_fsck.3
+	[rawstore_fsck_problem]=rawstore_fsck.3
+)
+# "struct field" per member, from the preprocessed headers (comments gone):
+# the last word of each declarator, or the name of a function pointer.
+fields=$(echo '#include <rawstore/rawstore.h>' | "$cc" -E -P -I"$inc" -x c - | tr '\n' ' ' |
+	sed 's/;/;\n/g; s/{/{\n/g; s/}/}\n/g' | awk '
+	/struct rawstore_[a-z_]+ *\{/ {
+		match($0, /struct rawstore_[a-z_]+/); cur = substr($0, RSTART + 7, RLENGTH - 7); next
+	}
+	/^ *\}/ { cur = ""; next }
+	cur != "" && /;/ {
+		line = $0; sub(/;.*/, "", line); sub(/\[.*\]/, "", line)
+		if (line ~ /\(\*/) {
+			match(line, /\(\* *[a-z_0-9]+/); n = substr(line, RSTART, RLENGTH)
+			sub(/\(\* */, "", n); print cur, n; next
+		}
+		k = split(line, parts, ",")
+		for (i = 1; i <= k; i++) {
+			p = parts[i]; gsub(/\*/, " ", p); m = split(p, w, " "); print cur, w[m]
+		}
+	}')
+[ "$(wc -l <<< "$fields")" -ge 50 ] || bad "only $(wc -l <<< "$fields") struct fields found in the headers"
+nf=0
+while read -r st field; do
+	case $field in reserved* | '') continue ;; esac
+	pg=${struct_page[$st]:-}
+	if [ -z "$pg" ]; then
+		bad "no man page is assigned to struct $st (tests/pack/man.sh struct_page)"
+		struct_page[$st]=none
+		continue
+	fi
+	[ "$pg" = none ] && continue
+	sed 's/\\-/-/g; s/\\f[BIRP]//g' "$mandir/$pg" | grep -qw -- "$field" ||
+		bad "$pg does not mention field $field of struct $st"
+	nf=$((nf + 1))
+done <<< "$fields"
+echo "section 3: $nf struct fields checked"
 [ $fail = 0 ] && echo "man: ok"
 exit $fail
