@@ -314,6 +314,8 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 {
 	if (!st || !t)
 		return -EINVAL;
+	if (st->opts.read_only && !t->job)
+		return rs_err(st, -EROFS, "submit: the store is open read-only");
 	if (__atomic_exchange_n(&t->in_flight, true, __ATOMIC_ACQ_REL))
 		return -EBUSY;
 	t->cb = cb;

@@ -44,6 +44,9 @@ void deferred_done_forget(struct rawstore *st, size_t n);
 void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len);
 /* At open: apply the records of a previous run, flush, delete them. */
 int deferred_replay(struct rawstore *st);
+/* At a read-only open: queue the records of a previous run for
+ * deferred_overlay() instead (no write). */
+int deferred_load_overlay(struct rawstore *st);
 /* At close: flush and delete the records of applied writes; free memory. */
 void deferred_close(struct rawstore *st, bool healthy);
 

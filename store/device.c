@@ -195,6 +195,16 @@ int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engin
 		goto out_free;
 	}
 	d->g.direct = !buffered;
+	/* The kernel lets O_RDWR open a read-only disk and fails the writes. */
+	if (!ro && S_ISBLK(sb.st_mode)) {
+		int bdev_ro = 0;
+
+		if (!ioctl(d->fd, BLKROGET, &bdev_ro) && bdev_ro) {
+			ret = rs_err(st, -EROFS, "%s: the device is read-only (open it read-only)",
+				     path);
+			goto out_close;
+		}
+	}
 	if (flock(d->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
 		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		rs_err(st, ret, "%s: device is locked by another opener", path);

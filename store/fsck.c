@@ -121,6 +121,8 @@ static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs
 			       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
 			continue;
 		}
+		/* unreplayed deferred writes of a read-only store (none otherwise) */
+		deferred_overlay(st, buf, e->pofs + done, len);
 		fk->r.bytes_checked += len;
 		for (pos = 0; pos < len; pos += cb) {
 			if (rs_crc32c(buf + pos, cb) == e->crcs[(done + pos) / cb])
@@ -653,6 +655,8 @@ int rawstore_fsck(struct rawstore *st, const struct rawstore_fsck_opts *o,
 	}
 	if (res && (res->struct_size < sizeof(size_t) || res->struct_size > sizeof(fk.r)))
 		return -EINVAL;
+	if (fk.o.repair && st->opts.read_only)
+		return rs_err(st, -EROFS, "fsck: cannot repair a store opened read-only");
 	ret = rs_run_job(st, fsck_job, &fk);
 	if (!ret && fk.r.errors > fk.r.repaired)
 		ret = -EUCLEAN;

@@ -42,6 +42,13 @@ static int db_error(struct rawstore *st, char *err, const char *what)
 
 int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out)
 {
+	return meta_open_mode(st, dir, create ? META_CREATE : META_RW, out);
+}
+
+int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
+		   struct rs_meta **out)
+{
+	bool create = mode == META_CREATE;
 	struct rs_meta *m;
 	char *err = NULL;
 	int ret;
@@ -58,7 +65,10 @@ int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta 
 	rocksdb_options_set_paranoid_checks(m->opts, 1);
 	rocksdb_options_set_info_log_level(m->opts, 3 /* ERROR */);
 	rocksdb_options_set_keep_log_file_num(m->opts, 2);
-	m->db = rocksdb_open(m->opts, dir, &err);
+	if (mode == META_RO)	/* no LOCK, no WAL replay to disk, no new files */
+		m->db = rocksdb_open_for_read_only(m->opts, dir, 0, &err);
+	else
+		m->db = rocksdb_open(m->opts, dir, &err);
 	if (err) {
 		ret = db_error(st, err, "open");
 		if (ret == -EIO && !create && strstr(rawstore_errmsg(), "CURRENT"))

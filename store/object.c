@@ -90,7 +90,8 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 	for (i = 0; i < n; i++) {
 		uint64_t b;
 
-		if (overlay)
+		/* a read-only store keeps unreplayed deferred writes in the queue */
+		if (overlay || st->opts.read_only)
 			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])

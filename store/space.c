@@ -4,6 +4,7 @@
  * free-list rebuild, allocation for transactions, and reclaim (punch).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "decode.h"
@@ -251,8 +252,11 @@ static int rebuild_freelist(struct rawstore *st)
 
 		ret = onode_decode(v, vl, &st->lim, &o);
 		if (ret) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", rawstore_errmsg());
 			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: an object "
-				     "record is corrupt (%s)", rawstore_errmsg());
+				     "record is corrupt (%s)", why);
 			break;
 		}
 		for (j = 0; j < o.n_ext && !ret; j++)

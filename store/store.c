@@ -440,9 +440,14 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		ret = rs_err(st, -EINVAL, "open: queue_depth and max_group must be > 0");
 		goto out_free;
 	}
+	if (st->opts.read_only && st->opts.rebuild_freelist) {
+		ret = rs_err(st, -EROFS, "open: rebuild_freelist writes; it cannot be read-only");
+		goto out_free;
+	}
 	st->perf.struct_size = sizeof(st->perf);
-	ret = dev_open(st, dev, st->opts.engine, st->opts.queue_depth, st->opts.buffered,
-		       &st->dev);
+	ret = dev_open_flags(st, dev, st->opts.engine, st->opts.queue_depth,
+			     (st->opts.buffered ? DEV_BUFFERED : 0) |
+			     (st->opts.read_only ? DEV_READ_ONLY : 0), &st->dev);
 	if (ret)
 		goto out_free;
 	ret = load_super(st, dev);
@@ -451,12 +456,13 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	ret = check_geometry(st, dev);
 	if (ret)
 		goto out_close_dev;
-	ret = meta_open(st, meta_dir, false, &st->meta);
+	ret = meta_open_mode(st, meta_dir, st->opts.read_only ? META_RO : META_RW, &st->meta);
 	if (ret)
 		goto out_close_dev;
 	ret = load_meta(st, dev, meta_dir);
+	/* read-only: no replay (a write); reads lay the records over the data */
 	if (!ret)
-		ret = deferred_replay(st);
+		ret = st->opts.read_only ? deferred_load_overlay(st) : deferred_replay(st);
 	if (ret)
 		goto out_close_meta;
 	space_snapshot(st);
@@ -617,5 +623,7 @@ int rawstore_reclaim(struct rawstore *st)
 {
 	if (!st)
 		return -EINVAL;
+	if (st->opts.read_only)
+		return rs_err(st, -EROFS, "reclaim: the store is open read-only");
 	return rs_run_job(st, reclaim_job, NULL);
 }

@@ -85,6 +85,12 @@ struct rawstore_open_opts {
 					 * lists and rebuild the free list from the
 					 * object records (repair of a corrupt free
 					 * list; refused if any record is corrupt) */
+	int read_only;			/* 1: open the device O_RDONLY and RocksDB
+					 * read-only; nothing is written to either,
+					 * and deferred writes left by a crash are not
+					 * replayed: reads see them from their records.
+					 * Transactions, reclaim, fsck repair and
+					 * rebuild_freelist get -EROFS. */
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -93,7 +99,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o);
 /*
  * Open (mount) the store on @dev with metadata in @meta_dir.  @o may be
  * NULL.  The device is opened O_DIRECT|O_EXCL and locked; a second opener
- * gets -EBUSY.
+ * gets -EBUSY (read-only openers share a lock that excludes writers).
  * Errors: -ENOENT missing device or metadata, -ENOTBLK not a device or
  * file, -EMEDIUMTYPE no rawstore superblock, -EUCLEAN both superblock
  * copies corrupt or corrupt metadata, -EPROTO newer format version, -ENXIO

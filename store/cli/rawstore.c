@@ -59,9 +59,15 @@ static int open_store_opts(int argc, char **argv, const struct rawstore_open_opt
 	return 0;
 }
 
-static int open_store(int argc, char **argv, struct rawstore **st)
+/* Read-only commands open the store read-only: nothing is written, a
+ * read-only device works, and deferred writes are not replayed. */
+static int open_store_ro(int argc, char **argv, struct rawstore **st)
 {
-	return open_store_opts(argc, argv, NULL, st);
+	struct rawstore_open_opts o;
+
+	rawstore_open_opts_init(&o);
+	o.read_only = 1;
+	return open_store_opts(argc, argv, &o, st);
 }
 
 /*
@@ -320,6 +326,8 @@ static int cmd_fsck(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* a check that changes nothing needs no write access */
+	oo.read_only = !o.repair && !oo.rebuild_freelist;
 	ret = rawstore_open(argv[optind], argv[optind + 1], &oo, &st);
 	if (ret) {
 		fail("fsck: open", ret);
@@ -386,7 +394,7 @@ static int cmd_statfs(int argc, char **argv)
 	char a[32], b[32], c[32], d[32], e[32];
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	s.struct_size = sizeof(s);
@@ -428,7 +436,7 @@ static int cmd_info(int argc, char **argv)
 	struct rawstore *st;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	i.struct_size = sizeof(i);
@@ -476,7 +484,7 @@ static int cmd_ls(int argc, char **argv)
 	struct rawstore *st;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	if (argc - optind >= 3)
@@ -498,7 +506,7 @@ static int cmd_stat_cat(int argc, char **argv, bool cat)
 		usage(stderr);
 		return 2;
 	}
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	coll = argv[optind + 2];
@@ -536,7 +544,7 @@ static int cmd_reclaim(int argc, char **argv)
 	uint64_t before;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_opts(argc, argv, NULL, &st);
 	if (ret)
 		return ret;
 	s.struct_size = sizeof(s);

@@ -6,6 +6,7 @@
 #include <rocksdb/c.h>
 
 #include "helpers.h"
+#include "tree_state.h"
 
 static int sh(const std::string &cmd, std::string *out)
 {
@@ -32,6 +33,11 @@ protected:
 		ASSERT_EQ(make_file(dev, 64 << 20), 0);
 	}
 	int Run(const std::string &args) { return sh(cli + " " + args, &out); }
+	/* stdout only */
+	int RunOut(const std::string &args)
+	{
+		return sh("{ " + cli + " " + args + " 2>/dev/null; }", &out);
+	}
 	std::string DM() { return dev + " " + meta; }
 };
 
@@ -214,4 +220,85 @@ TEST_F(CliTest, FsckExitsFourWhenOpenFindsCorruption)
 	EXPECT_EQ(Run("fsck " + DM()), 4) << out;
 	EXPECT_NE(out.find("corrupt"), std::string::npos) << out;
 	EXPECT_EQ(Run("fsck --json " + DM()), 4) << out;
+}
+
+/* A store with an object and a deferred write left pending by a crash. */
+class CliReadOnlyTest : public CliTest {
+protected:
+	std::string base = pattern(65536, 1), upd = pattern(3000, 2), newest;
+	void SetUp() override
+	{
+		CliTest::SetUp();
+		ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+		struct rawstore *st;
+		ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), 0);
+		struct rawstore_txn *t;
+		rawstore_txn_new(&t);
+		rawstore_txn_coll_create(t, "c");
+		rawstore_txn_write(t, "c", "o", 1, 0, base.data(), base.size());
+		ASSERT_EQ(rawstore_submit(st, t), 0);
+		rawstore_txn_free(t);
+		ASSERT_EQ(rawstore_close(st), 0);
+		leave_pending_deferred(dev, meta, "c", "o", 1000, upd);
+		newest = base;
+		newest.replace(1000, upd.size(), upd);
+	}
+	/* Every read-only command works on @d and changes neither @d nor meta. */
+	void ReadOnlyCommandsWriteNothing(const std::string &d)
+	{
+		std::string dm = d + " " + meta;
+		std::string dev_before = tree_state(d), meta_before = tree_state(meta);
+		ASSERT_EQ(RunOut("ls " + dm), 0) << out;
+		EXPECT_EQ(out, "c\n");
+		ASSERT_EQ(RunOut("ls " + dm + " c"), 0) << out;
+		EXPECT_EQ(out, "o\n");
+		ASSERT_EQ(RunOut("stat " + dm + " c o"), 0) << out;
+		EXPECT_NE(out.find("size 65536"), std::string::npos) << out;
+		ASSERT_EQ(RunOut("cat " + dm + " c o"), 0) << out;
+		EXPECT_TRUE(out == newest) << "cat does not show the pending deferred write";
+		ASSERT_EQ(Run("info --json " + dm), 0) << out;
+		ASSERT_EQ(RunOut("statfs --json " + dm), 0) << out;
+		EXPECT_NE(out.find("\"objects\": 1"), std::string::npos) << out;
+		ASSERT_EQ(RunOut("fsck --deep " + dm), 0) << out;
+		EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+		EXPECT_EQ(tree_state(d), dev_before);
+		EXPECT_EQ(tree_state(meta), meta_before);
+	}
+};
+
+/* issue 8 item 11: read-only commands do not replay or write anything. */
+TEST_F(CliReadOnlyTest, ReadOnlyCommandsWriteNothing)
+{
+	ReadOnlyCommandsWriteNothing(dev);
+	/* a writable command replays the pending write */
+	ASSERT_EQ(Run("reclaim " + DM()), 0) << out;
+	ASSERT_EQ(Run("cat " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(out == newest);
+}
+
+/* issue 8 item 11: and they work on a device the kernel made read-only. */
+TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
+{
+	std::string loop;
+	if (sh("losetup -r -f --show " + dev, &loop) != 0 || loop.compare(0, 9, "/dev/loop"))
+		GTEST_SKIP() << "losetup -r is unavailable here: " << loop;
+	loop.erase(loop.find_last_not_of("\n") + 1);
+	struct Detach {
+		std::string l;
+		~Detach()
+		{
+			std::string o;
+			sh("losetup -d " + l, &o);
+		}
+	} detach{ loop };
+	std::string ro;
+	sh("blockdev --getro " + loop, &ro);
+	EXPECT_EQ(ro, "1\n");
+	ReadOnlyCommandsWriteNothing(loop);
+	/* writing commands fail, saying why, and still write nothing */
+	std::string meta_before = tree_state(meta);
+	EXPECT_EQ(Run("reclaim " + loop + " " + meta), 1) << out;
+	EXPECT_NE(out.find("Read-only file system"), std::string::npos) << out;
+	EXPECT_EQ(Run("fsck --repair " + loop + " " + meta), 1) << out;
+	EXPECT_EQ(tree_state(meta), meta_before);
 }

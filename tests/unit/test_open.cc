@@ -4,6 +4,7 @@
 #include <isa-l.h>
 
 #include "helpers.h"
+#include "tree_state.h"
 
 extern "C" {
 #include "debug.h"
@@ -334,4 +335,66 @@ TEST_F(OpenTest, MkfsRefusesLargeLogicalBlocksBeforeCreatingAnything)
 	EXPECT_EQ(sb.st_blocks, 0);
 	/* the same device with 4 KiB blocks is fine */
 	ASSERT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), 0) << rawstore_errmsg();
+}
+
+/* issue 8 item 11: a read-only open writes nothing to the device or the
+ * metadata directory, does not replay deferred writes, and still reads the
+ * newest data (from the records); every writing call gets -EROFS. */
+TEST_F(OpenTest, ReadOnlyOpenWritesNothingAndSeesPendingDeferredWrites)
+{
+	Closed();
+	std::string base = pattern(65536, 1), upd = pattern(3000, 2);
+	ASSERT_EQ(Open(), 0);
+	ASSERT_EQ(Write("keep", "d", 0, base), 0);
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	leave_pending_deferred(dev, meta, "keep", "d", 1000, upd);
+	std::string newest = base;
+	newest.replace(1000, upd.size(), upd);
+	std::string dev_before = tree_state(dev), meta_before = tree_state(meta);
+
+	struct rawstore_open_opts ro;
+	rawstore_open_opts_init(&ro);
+	ro.read_only = 1;
+	std::string log;
+	ro.log_fn = capture_log;
+	ro.log_arg = &log;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
+	EXPECT_NE(log.find("not replayed"), std::string::npos) << log;
+	EXPECT_EQ(Read("keep", "d", 0, 100000), newest);
+	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
+	ExpectClean(true); /* deep: the checksums match the overlaid data */
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "keep", "new", 3, 0, "x", 1);
+	EXPECT_EQ(Submit(t), -EROFS);
+	EXPECT_EQ(rawstore_reclaim(st), -EROFS);
+	struct rawstore_fsck_opts fo;
+	struct rawstore_fsck_result fr;
+	rawstore_fsck_opts_init(&fo);
+	fo.repair = 1;
+	fr.struct_size = sizeof(fr);
+	EXPECT_EQ(rawstore_fsck(st, &fo, &fr), -EROFS);
+	/* readers share the device; a writer is kept out */
+	struct rawstore *st2 = nullptr, *st3 = nullptr;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st2), 0) << rawstore_errmsg();
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st3), -EBUSY);
+	if (st2) {
+		EXPECT_EQ(rawstore_close(st2), 0);
+	}
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	EXPECT_EQ(tree_state(dev), dev_before);
+	EXPECT_EQ(tree_state(meta), meta_before);
+	ro.rebuild_freelist = 1;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), -EROFS);
+	st = nullptr;
+
+	/* a writable open replays them, and the data is the same */
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.deferred_replayed, 1u);
+	EXPECT_EQ(Read("keep", "d", 0, 100000), newest);
+	EXPECT_NE(tree_state(meta), meta_before);
 }
