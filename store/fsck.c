@@ -156,13 +156,14 @@ static int check_onode(struct fsck *fk, struct objref *obj, const struct rs_onod
 
 		fk->r.extents++;
 		if (!is_aligned(e->pofs | e->len | e->lofs, U) || e->pofs < st->data_start ||
-		    e->pofs + e->len > st->data_end) {
+		    e->pofs > st->data_end || e->len > st->data_end - e->pofs) {
 			report(fk, RAWSTORE_FSCK_BAD_EXTENT, obj, e->pofs, e->len, 0,
 			       "extent at object offset %llu is misaligned or outside the "
 			       "data area", (unsigned long long)e->lofs);
 			continue;
 		}
-		if (e->lofs < last_end || e->lofs + e->len > round_up(o->size, U))
+		if (e->lofs < last_end || e->lofs > round_up(o->size, U) ||
+		    e->len > round_up(o->size, U) - e->lofs)
 			report(fk, RAWSTORE_FSCK_BAD_MAP, obj, e->pofs, e->len, 0,
 			       "extent at object offset %llu overlaps another or lies past "
 			       "the size %llu", (unsigned long long)e->lofs,

@@ -63,30 +63,28 @@ static int load_extents(struct rawstore *st, char type, struct extset *s)
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		uint64_t off, len;
+		struct rs_ext_rec r;
+		char why[256];
 
-		if (kl != 8 || vl != 8) {
-			ret = -EUCLEAN;
+		ret = decode_ext_rec(type, k, kl, v, vl, &st->lim, &r);
+		if (!ret && r.off < last_end)
+			ret = rs_err(NULL, -EUCLEAN, "record [%llu, +%llu) overlaps the one "
+				     "before it", (unsigned long long)r.off,
+				     (unsigned long long)r.len);
+		if (ret) {
+			snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+			rs_err(st, ret, "%s list in metadata is corrupt: %s",
+			       type == 'F' ? "free" : "unpunched", why);
 			break;
 		}
-		off = get_be64(k);
-		len = get_le64(v);
-		if (!len || off < st->data_start || off + len > st->data_end ||
-		    off < last_end || !is_aligned(off | len, st->min_alloc)) {
-			ret = -EUCLEAN;
-			break;
-		}
-		last_end = off + len;
-		ret = extset_insert(s, off, len);
+		last_end = r.off + r.len;
+		ret = extset_insert(s, r.off, r.len);
 		if (ret)
 			break;
 	}
 	if (!ret)
 		ret = meta_iter_error(it);
 	meta_iter_free(it);
-	if (ret == -EUCLEAN)
-		rs_err(st, ret, "%s list in metadata is corrupt",
-		       type == 'F' ? "free" : "unpunched");
 	return ret;
 }
 

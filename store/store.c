@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "decode.h"
 #include "deferred.h"
 #include "internal.h"
 #include "space.h"
@@ -352,6 +353,7 @@ static int count_prefix(struct rawstore *st, char type, uint64_t *out)
 
 static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 {
+	struct rs_counts_rec counts;
 	uint64_t shared;
 	struct rs_disk_super msb;
 	struct rs_key k;
@@ -399,10 +401,12 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	st->shared_any = shared > 0;
 	key_counts(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
-	if (ret == -ENOENT || (!ret && vl != sizeof(struct rs_disk_counts))) {
+	if (!ret) {
+		ret = decode_counts_rec(v, vl, &counts);
+		rocksdb_free(v);
+	}
+	if (ret == -ENOENT || ret == -EUCLEAN) {
 		/* No (usable) record: count, and fsck --repair records it. */
-		if (!ret)
-			rocksdb_free(v);
 		ret = count_prefix(st, 'O', &st->n_objects);
 		if (!ret)
 			ret = count_prefix(st, 'C', &st->n_colls);
@@ -412,9 +416,8 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	}
 	if (ret)
 		return ret;
-	st->n_objects = get_le64(v);
-	st->n_colls = get_le64(v + 8);
-	rocksdb_free(v);
+	st->n_objects = counts.objects;
+	st->n_colls = counts.collections;
 	return 0;
 }
 

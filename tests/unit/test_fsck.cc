@@ -586,3 +586,24 @@ TEST_F(FsckTest, RebuildRefusesOverlapsThatAreNotClones)
 	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
 	EXPECT_EQ(Statfs().unpunched, Statfs().free);
 }
+
+/* issue 8 item 6: a free-list record whose end wraps past 2^64 is refused
+ * at open (an "off + len > end" check accepted it). */
+TEST_F(FsckTest, WrappingFreeRecordIsRefusedAtOpen)
+{
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string v(8, 0);
+		uint64_t len = 0ULL - (1 << 20); /* 2 MiB + len wraps to 1 MiB */
+		for (int i = 0; i < 8; i++)
+			v[(size_t)i] = (char)(len >> (8 * i));
+		db.Del(db.First("F")); /* the only other record: nothing overlaps */
+		db.Put("F" + be64(2 << 20), v);
+	}
+	EXPECT_EQ(Open(), -EUCLEAN);
+	std::string msg = rawstore_errmsg();
+	EXPECT_NE(msg.find("free list in metadata is corrupt: free-list record [2097152, +"),
+		  std::string::npos) << msg;
+	st = nullptr;
+}
