@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "decode.h"
 #include "internal.h"
 #include "util.h"
 
@@ -330,7 +331,16 @@ static int check_shared(struct fsck *fk)
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		uint64_t off = kl == 8 ? get_be64(k) : 0, extra = vl == 4 ? get_le32(v) : 0;
+		struct rs_ref_rec ref;
+		uint64_t off, extra;
+
+		if (decode_ref_rec(k, kl, v, vl, &st->lim, &ref)) {
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0, "%s",
+			       rawstore_errmsg());
+			continue;
+		}
+		off = ref.off;
+		extra = ref.extra;
 
 		for (; j < n && au[j] < off; j++)
 			report(fk, RAWSTORE_FSCK_SHARED, NULL, au[j], U, 0,
@@ -374,6 +384,7 @@ static int check_space(struct fsck *fk)
 {
 	struct rawstore *st = fk->st;
 	uint64_t pos = st->data_start, free_end = 0, used_end = 0;
+	const struct objref *used_end_obj = NULL;	/* owns the used extent ending there */
 	struct rs_iter *it;
 	size_t ui = 0;
 	char p = 'F';
@@ -389,6 +400,7 @@ static int check_space(struct fsck *fk)
 		return ret;
 	for (;;) {
 		uint64_t foff = UINT64_MAX, flen = 0, off, len, end, other_end;
+		const struct objref *obj = NULL;	/* of the used extent */
 
 		if (meta_iter_valid(it)) {
 			size_t kl, vl;
@@ -408,8 +420,11 @@ static int check_space(struct fsck *fk)
 			off = fk->used[ui].off;
 			len = fk->used[ui].len;
 			end = end_of(off, len);
+			obj = &fk->objs[fk->used[ui].obj];
 			ui++;
 			other_end = free_end;
+			if (end > used_end)
+				used_end_obj = obj;
 			used_end = max_u64(used_end, end);
 		} else if (foff != UINT64_MAX) {
 			off = foff;
@@ -425,12 +440,13 @@ static int check_space(struct fsck *fk)
 				       "unsorted or not merged", (unsigned long long)off,
 				       (unsigned long long)len);
 			other_end = used_end;
+			obj = used_end_obj;
 			free_end = max_u64(free_end, end);
 		} else {
 			break;
 		}
 		if (off < other_end)
-			report(fk, RAWSTORE_FSCK_USED_AND_FREE, NULL, off,
+			report(fk, RAWSTORE_FSCK_USED_AND_FREE, obj, off,
 			       min_u64(end, other_end) - off,
 			       0, "device range [%llu, +%llu) is both used and free",
 			       (unsigned long long)off,

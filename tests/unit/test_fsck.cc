@@ -89,6 +89,7 @@ static std::string onode_key(const std::string &coll, const std::string &name)
 struct Problems {
 	std::multiset<int> kinds;
 	std::vector<std::string> messages;
+	std::vector<std::string> objects; /* "coll/name" or "" */
 };
 
 static void collect(void *arg, const struct rawstore_fsck_problem *p)
@@ -96,6 +97,9 @@ static void collect(void *arg, const struct rawstore_fsck_problem *p)
 	auto pr = static_cast<Problems *>(arg);
 	pr->kinds.insert(p->kind);
 	pr->messages.push_back(p->message);
+	pr->objects.push_back(p->coll ? std::string(p->coll) + "/" +
+						std::string((const char *)p->name, p->name_len)
+				      : std::string());
 }
 
 class FsckTest : public StoreTest {
@@ -453,9 +457,10 @@ TEST_F(FsckTest, UsedExtentStartingInsideAFreeOneIsReported)
 	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
 	ASSERT_EQ(pr.kinds.count(RAWSTORE_FSCK_USED_AND_FREE), 1u);
 	bool found = false;
-	for (auto &m : pr.messages)
-		found |= m.find("[" + std::to_string(boff) + ", +4096) is both used and free") !=
-			 std::string::npos;
+	for (size_t i = 0; i < pr.messages.size(); i++)
+		found |= pr.messages[i].find("[" + std::to_string(boff) +
+					     ", +4096) is both used and free") != std::string::npos &&
+			 pr.objects[i] == "c/b";
 	EXPECT_TRUE(found);
 }
 
@@ -606,4 +611,23 @@ TEST_F(FsckTest, WrappingFreeRecordIsRefusedAtOpen)
 	EXPECT_NE(msg.find("free list in metadata is corrupt: free-list record [2097152, +"),
 		  std::string::npos) << msg;
 	st = nullptr;
+}
+
+/* issue 8 item 6: a malformed reference record is reported as corrupt,
+ * naming the record, not read as "unit 0 has 1 user". */
+TEST_F(FsckTest, MalformedReferenceRecordIsCorrupt)
+{
+	CloseStore();
+	{
+		RawDb db(meta);
+		db.Put("R" + be64(2 << 20), std::string("\1\0\0", 3));
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	ASSERT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_SHARED), 0u);
+	EXPECT_NE(pr.messages[0].find("reference record has a 8-byte key and a 3-byte value"),
+		  std::string::npos) << pr.messages[0];
 }
