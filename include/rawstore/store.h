@@ -45,8 +45,9 @@ void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
 /*
  * Create a store on @dev with metadata in directory @meta_dir (created if
  * missing; must be empty or absent unless force).  @o may be NULL.
- * Errors: -EINVAL bad options, -ENOTBLK @dev is neither a block device nor
- * a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
+ * Errors: -EINVAL bad options or a device whose logical block exceeds
+ * 4096 bytes (refused before anything is created), -ENOTBLK @dev is
+ * neither a block device nor a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
  * rawstore superblock or @meta_dir a database (pass force), -EBUSY in use,
  * or an I/O error.
  */
