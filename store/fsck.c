@@ -238,11 +238,15 @@ static int scan_onodes(struct fsck *fk)
 		else if (!r)
 			rocksdb_free(cv);
 		r = onode_decode(v, vl, &st->lim, &o);
+		if (r == -ENOMEM) {
+			ret = r;
+			break;
+		}
 		if (r) {
 			fk->corrupt_onodes++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, obj, 0, 0, 0,
-			       "object record in %s fails its checksum or does not decode",
-			       obj->coll);
+			       "object record in %s fails its checksum or does not decode "
+			       "(%s)", obj->coll, rawstore_errmsg());
 			continue;
 		}
 		obj->nid = o.nid;

@@ -419,6 +419,11 @@ TEST_F(FsckTest, RepairKeepsRecordsOfAnUndecodableObject)
 	EXPECT_EQ(Fsck(false, true, &pr, &res), -EUCLEAN);
 	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
 	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_ORPHAN), 3u);
+	bool said_why = false;
+	for (auto &m : pr.messages)
+		said_why |= m.find("does not decode (object record: crc mismatch)") !=
+			    std::string::npos;
+	EXPECT_TRUE(said_why);
 	EXPECT_EQ(res.repaired, 0u);
 	CloseStore();
 	{
