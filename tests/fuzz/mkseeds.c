@@ -73,6 +73,47 @@ static void onode_seed(const char *name, uint32_t cb, uint32_t inl, uint32_t n_e
 	onode_free(&o);
 }
 
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* fuzz_records input: control (record type), key length, key, value. */
+static void record_seed(const char *name, uint8_t type, const void *key, uint8_t klen,
+			const void *val, size_t vlen)
+{
+	uint8_t *b = malloc(1 + klen + vlen);
+
+	b[0] = klen;
+	memcpy(b + 1, key, klen);
+	memcpy(b + 1 + klen, val, vlen);
+	put("fuzz_records", name, type, b, 1 + (size_t)klen + vlen);
+	free(b);
+}
+
+static void record_seeds(void)
+{
+	struct rs_disk_counts c = { htole64(12), htole64(3) };
+	struct rs_disk_deferred d = { htole64(2u << 20), htole32(4096), 0 };
+	uint8_t key[8], val[sizeof(d) + 4096];
+	uint64_t len = htole64(65536);
+	uint32_t extra = htole32(1);
+
+	put_be64(key, 1u << 20);
+	record_seed("free", 0, key, 8, &len, 8);
+	record_seed("unpunched", 1, key, 8, &len, 8);
+	put_be64(key, 7);
+	memcpy(val, &d, sizeof(d));
+	memset(val + sizeof(d), 0xab, 4096);
+	record_seed("deferred", 2, key, 8, val, sizeof(val));
+	put_be64(key, 3u << 20);
+	record_seed("reference", 3, key, 8, &extra, 4);
+	record_seed("counts", 4, "K", 1, &c, sizeof(c));
+}
+
 static void super_seeds(void)
 {
 	char dir[] = "/tmp/rawstore-mkseeds-XXXXXX", dev[64], meta[64], cmd[128];
@@ -97,6 +138,9 @@ static void super_seeds(void)
 	put("fuzz_super", "backup-only", 1 | (1 << 1), sb, sizeof(sb));
 	put("fuzz_super", "both", 1 | (2 << 1), sb, sizeof(sb));
 	put("fuzz_super", "bad-crc", 0, sb, sizeof(sb));
+	/* Same uuid, another inline_max, resealed: the metadata disagrees. */
+	((struct rs_disk_super *)sb)->inline_max = htole32(1234);
+	put("fuzz_super", "geometry-differs", 1, sb, sizeof(sb));
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
@@ -117,5 +161,6 @@ int main(int argc, char **argv)
 	onode_seed("extents-512", 512, 0, 5, 8192);
 	onode_seed("extents-1k", 1024, 0, 3, 4096);
 	super_seeds();
+	record_seeds();
 	return 0;
 }
