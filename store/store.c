@@ -383,6 +383,9 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 		return rs_err(st, -EXDEV, "device %s (uuid %s) does not belong to metadata %s "
 			      "(uuid %s)", dev, a, meta_dir, b);
 	}
+	if (memcmp(&msb, &st->sb, sizeof(msb)))
+		return rs_err(st, -EUCLEAN, "%s: superblock differs from its copy in %s (same "
+			      "uuid, different geometry or options)", dev, meta_dir);
 	key_nid(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
 	if (ret)
