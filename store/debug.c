@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* debug.c: crash points and failure injection for the tests (debug.h). */
+#include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "debug.h"
@@ -39,4 +41,40 @@ bool rs_fail_check(int point)
 		return false;
 	__atomic_store_n(&fail_point, RS_FAIL_NONE, __ATOMIC_RELAXED);
 	return true;
+}
+
+/* Device faults (rs_debug_fail_io); checked by dev_fault() in device.c. */
+static unsigned int io_kinds, io_faults;
+static int io_countdown, io_err, io_times;
+
+void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times)
+{
+	__atomic_store_n(&io_kinds, 0, __ATOMIC_RELEASE);
+	io_countdown = countdown > 0 ? countdown : 1;
+	io_err = err > 0 ? err : EIO;
+	io_times = times > 0 ? times : -1;
+	io_faults = 0;
+	__atomic_store_n(&io_kinds, kinds, __ATOMIC_RELEASE);
+}
+
+unsigned int rs_debug_io_faults(void)
+{
+	return __atomic_load_n(&io_faults, __ATOMIC_RELAXED);
+}
+
+int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
+{
+	unsigned int i;
+
+	if (!(__atomic_load_n(&io_kinds, __ATOMIC_ACQUIRE) & kind))
+		return ret;
+	if (__atomic_sub_fetch(&io_countdown, 1, __ATOMIC_ACQ_REL) > 0)
+		return ret;
+	/* fire: this one and the next io_times - 1 (io_countdown stays <= 0) */
+	if (io_times > 0 && __atomic_sub_fetch(&io_times, 1, __ATOMIC_ACQ_REL) == 0)
+		__atomic_store_n(&io_kinds, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&io_faults, 1, __ATOMIC_RELAXED);
+	for (i = 0; kind == RS_IO_READ && i < n; i++)
+		memset(ios[i].buf, 0xe1, ios[i].len);
+	return -io_err;
 }

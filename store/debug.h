@@ -19,7 +19,17 @@ enum rs_crash {
 	RS_CRASH_BEFORE_COMMIT = 4,	/* flushed, metadata not committed */
 	RS_CRASH_AFTER_COMMIT = 5,	/* committed, not acknowledged */
 	RS_CRASH_BEFORE_DEFERRED = 6,	/* committed, deferred data not applied */
-	RS_CRASH_MAX = 7,
+	/* Not on the commit path (numbers from 16: the commit path may grow). */
+	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
+	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
+	RS_CRASH_RECLAIM_PUNCHED = 18,	/* reclaim: a range punched, still recorded
+					 * as unpunched */
+	RS_CRASH_FSCK_REPAIR = 19,	/* fsck: repairs staged, not committed */
+	RS_CRASH_REBUILD_FREELIST = 20,	/* open: free list rebuilt, not committed */
+	RS_CRASH_MKFS_META = 21,	/* mkfs: metadata written, no superblock */
+	RS_CRASH_MKFS_BACKUP_SB = 22,	/* mkfs: backup superblock written, not the
+					 * primary */
+	RS_CRASH_MAX = 23,
 };
 
 #define RS_CRASH_EXIT 86
@@ -40,6 +50,27 @@ enum rs_fail {
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
+/*
+ * Device faults: the countdown-th device operation of a kind in @kinds
+ * (RS_IO_* bits) and the next @times - 1 ones (all later ones for @times 0)
+ * report -@err (a positive errno).  A failing read also overwrites the
+ * caller's buffer (0xe1), so bytes of a failed read are never correct by
+ * chance.  The operation itself is done first, like a device that fails
+ * after a transfer.  kinds 0 turns injection off.
+ */
+enum rs_io_kind {
+	RS_IO_READ = 1 << 0,
+	RS_IO_WRITE = 1 << 1,
+	RS_IO_FLUSH = 1 << 2,
+	RS_IO_ZERO = 1 << 3,		/* dev_zero_range */
+	RS_IO_PUNCH = 1 << 4,		/* dev_punch_hole */
+	RS_IO_PROVISION = 1 << 5,	/* dev_provision, dev_prealloc_stale */
+};
+
+void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
+/* Faults injected since the last rs_debug_fail_io(). */
+unsigned int rs_debug_io_faults(void);
+
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
 /* Make regular files report this logical block size (0: the usual 4096). */

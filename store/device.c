@@ -412,7 +412,8 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 			ret = aio_batch(d, ios + i, cnt);
 	}
 	pthread_mutex_unlock(&d->lock);
-	return ret;
+	/* test hook (debug.h): an injected fault as the batch completes */
+	return rs_fault_io(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
 }
 
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
@@ -435,9 +436,8 @@ int dev_flush(struct rs_dev *d)
 		return -EROFS;
 	if (!d->g.write_cache)
 		return 1;
-	if (fdatasync(d->fd))
-		return -errno;
-	return 0;
+	/* test hook (debug.h): an injected fault as the flush completes */
+	return rs_fault_io(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
 }
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
@@ -447,9 +447,10 @@ static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 	if (!len || !is_aligned(off, d->g.logical_block) ||
 	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
 		return -EINVAL;
-	if (fallocate(d->fd, mode, (off_t)off, (off_t)len))
-		return -errno;
-	return 0;
+	/* test hook (debug.h): an injected fault as the space verb completes */
+	return rs_fault_io(mode & FALLOC_FL_PUNCH_HOLE ? RS_IO_PUNCH :
+			   mode & FALLOC_FL_ZERO_RANGE ? RS_IO_ZERO : RS_IO_PROVISION,
+			   fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0, NULL, 0);
 }
 
 int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len)

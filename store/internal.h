@@ -103,6 +103,9 @@ extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
 /* True when failure point @point fires (debug.h, enum rs_fail). */
 bool rs_fail_check(int point);
+/* device.c calls this as each operation completes: @ret, or an injected
+ * fault (debug.h, rs_debug_fail_io). */
+int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 
