@@ -19,7 +19,12 @@ enum rs_crash {
 	RS_CRASH_BEFORE_COMMIT = 4,	/* flushed, metadata not committed */
 	RS_CRASH_AFTER_COMMIT = 5,	/* committed, not acknowledged */
 	RS_CRASH_BEFORE_DEFERRED = 6,	/* committed, deferred data not applied */
-	RS_CRASH_MAX = 7,
+	RS_CRASH_SPACE_PICKED = 7,	/* space round: ranges taken out, not yet
+					 * zeroed/punched */
+	RS_CRASH_SPACE_IO_DONE = 8,	/* zeroed/punched and flushed, not recorded */
+	RS_CRASH_SPACE_CLAIM = 9,	/* zeroed space claimed for writes (synced) */
+	RS_CRASH_SPACE_RECORDED = 10,	/* the round's result committed */
+	RS_CRASH_MAX = 11,
 };
 
 #define RS_CRASH_EXIT 86
