@@ -33,6 +33,12 @@ void rs_debug_set_crash_point(int point, int countdown);
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
 
+struct rawstore;
+/* Read every free range the store holds as zeroed (recorded, ready or
+ * pending) from the device: 0 if all read zeros, -EUCLEAN (message names
+ * the offset) if one does not.  Runs on the commit thread. */
+int rs_debug_check_zeroed(struct rawstore *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1272,7 +1272,8 @@ int space_start(struct rawstore *st)
 	sp->target = st->opts.zeroed_target ? st->opts.zeroed_target :
 		     min_u64(data / 8, 1ULL << 30);
 	sp->target = round_down(sp->target, st->min_alloc);
-	sp->ready_target = min_u64(max_u64(sp->target / 4, 16ULL * st->min_alloc), 64ULL << 20);
+	sp->ready_target = min_u64(max_u64(round_down(sp->target / 4, st->min_alloc),
+					   16ULL * st->min_alloc), 64ULL << 20);
 	sp->prepare_rate = st->opts.prepare_rate ? st->opts.prepare_rate : 256ULL << 20;
 	sp->punch_rate = st->opts.punch_rate ? st->opts.punch_rate : 1ULL << 30;
 	sp->punch_mode = sp->rec.punch;
@@ -1374,6 +1375,57 @@ int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes)
 		}
 	} while (done > 0 && left);
 	return done < 0 ? done : (int64_t)total;
+}
+
+/* ---- test hook (debug.h) ---- */
+
+static int check_zero_set(struct rawstore *st, const struct extset *set, const char *name)
+{
+	const size_t chunk = 1U << 20;
+	uint8_t *buf = rs_alloc_aligned(chunk);
+	struct pext p;
+	uint64_t pos, o;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (pos = 0; !ret && extset_next(set, pos, &p); pos = p.off + p.len) {
+		for (o = p.off; !ret && o < p.off + p.len; o += chunk) {
+			size_t n = (size_t)min_u64(chunk, p.off + p.len - o), i;
+
+			ret = dev_read(st->dev, buf, o, n);
+			for (i = 0; !ret && i < n; i++)
+				if (buf[i])
+					ret = rs_err(st, -EUCLEAN, "%s range [%llu, +%llu): byte at "
+						     "%llu is not zero", name,
+						     (unsigned long long)p.off,
+						     (unsigned long long)p.len,
+						     (unsigned long long)(o + i));
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+static int check_zeroed_job(struct rawstore *st, void *arg)
+{
+	struct rs_space *sp = st->space;
+	int ret;
+
+	(void)arg;
+	ret = space_quiesce(st);
+	if (!ret)
+		ret = check_zero_set(st, &sp->zeroed, "zeroed");
+	if (!ret)
+		ret = check_zero_set(st, &sp->ready, "ready");
+	if (!ret)
+		ret = check_zero_set(st, &sp->pending, "pending");
+	return ret;
+}
+
+int rs_debug_check_zeroed(struct rawstore *st)
+{
+	return rs_run_job(st, check_zeroed_job, NULL);
 }
 
 /* ---- mkfs ---- */
