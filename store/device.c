@@ -445,3 +445,11 @@ int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len)
 {
 	return space_verb(d, FALLOC_FL_WRITE_ZEROES, off, len);
 }
+
+int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	if (!d->g.is_bdev)
+		return -EOPNOTSUPP;
+	return space_verb(d, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE | FALLOC_FL_NO_HIDE_STALE,
+			  off, len);
+}

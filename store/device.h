@@ -80,5 +80,9 @@ int dev_punch_hole(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len);
+/*   discard:        block devices only: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE (patch
+ *                   0001), a plain discard that returns thin space but promises
+ *                   no zeros (dm-thin has no write-zeroes, so punch_hole fails). */
+int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len);
 
 #endif /* RAWSTORE_DEVICE_H */

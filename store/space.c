@@ -30,7 +30,7 @@ struct space_round {
 	enum round_state state;
 	bool took_out;			/* out of the free list ("W"), else in place */
 	struct pext_vec r;
-	int *res;			/* per range: 0 or -errno */
+	int *res;			/* per range: 0 zeroed, 1 discarded, or -errno */
 	uint64_t done;			/* bytes that succeeded */
 	int err;			/* first error */
 };
@@ -47,6 +47,7 @@ struct rs_space {
 	uint64_t probe_ns;
 	bool provisioning;
 	bool zero_refused, punch_refused;	/* the device said EOPNOTSUPP */
+	bool discard_only;		/* thin device without punch: discard */
 	uint64_t target, ready_target, prepare_rate, punch_rate;
 
 	pthread_mutex_t lock;		/* round state, stop, kick */
@@ -915,9 +916,21 @@ static void round_io(struct rawstore *st, struct space_round *r)
 	for (i = 0; i < r->r.n; i++) {
 		const struct pext *p = &r->r.v[i];
 
-		if (r->kind == ROUND_PUNCH)
+		if (r->kind == ROUND_PUNCH && sp->discard_only) {
+			ret = dev_discard(st->dev, p->off, p->len);
+			ret = ret ? ret : 1;
+		} else if (r->kind == ROUND_PUNCH) {
 			ret = sp->punch_refused ? -EOPNOTSUPP : dev_punch_hole(st->dev, p->off, p->len);
-		else
+			if (ret == -EOPNOTSUPP && dev_geom(st->dev)->provision_max &&
+			    !dev_discard(st->dev, p->off, p->len)) {
+				/* A thin device without write-zeroes (dm-thin): the
+				 * discard returns the space, zeros not promised. */
+				rs_log(st, RAWSTORE_LOG_INFO, "punch-hole refused; freed space "
+				       "is discarded instead (returned to the pool, still dirty)");
+				sp->discard_only = true;
+				ret = 1;
+			}
+		} else
 			ret = sp->zero_refused ? -EOPNOTSUPP : dev_zero_range(st->dev, p->off, p->len);
 		r->res[i] = ret;
 		if (ret == -EOPNOTSUPP && r->kind == ROUND_PUNCH && !sp->punch_refused) {
@@ -929,9 +942,9 @@ static void round_io(struct rawstore *st, struct space_round *r)
 			rs_log(st, RAWSTORE_LOG_WARNING, "the device refuses zero-range "
 			       "(EOPNOTSUPP); partial-unit writes pad");
 		}
-		if (ret && !r->err)
+		if (ret < 0 && !r->err)
 			r->err = ret;
-		if (!ret)
+		if (ret >= 0)
 			r->done += p->len;
 	}
 	if (r->done) {
@@ -965,6 +978,14 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 		if (r->took_out) {
 			extset_remove(&sp->inflight, p->off, p->len);
 			extset_insert(&st->freeset, p->off, p->len);
+		}
+		if (r->res[i] == 1) {
+			/* Discarded: space returned, contents unknown (dirty). */
+			if (r->took_out)
+				extset_insert(&sp->dirty, p->off, p->len);
+			extset_remove(&st->unpunched, p->off, p->len);
+			extset_remove(&sp->provisioned, p->off, p->len);
+			continue;
 		}
 		if (r->res[i]) {
 			if (r->took_out)
