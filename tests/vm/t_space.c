@@ -187,6 +187,7 @@ static int t_loop(const char *dev, const char *backing)
 
 	rawstore_mkfs_opts_init(&mo);
 	rawstore_open_opts_init(&oo);
+	mo.punch_policy = RAWSTORE_PUNCH_OPERATOR;	/* loop provisions: default background */
 	mkfs_open(dev, &mo, &oo);
 	kt_expect_eq(put("a", 0, a, 4 * MiB, true), 0, "write a");
 	kt_expect_eq(put("b", 0, b, 4 * MiB, false), 0, "write b");
