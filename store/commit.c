@@ -249,6 +249,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			PERF_ADD(st, commit_groups, 1);
 			PERF_ADD(st, txns_committed, ok);
 			rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
+			space_after_commit(st);
 		}
 	}
 out_fail_ok:

@@ -19,6 +19,11 @@ enum rs_crash {
 	RS_CRASH_BEFORE_COMMIT = 4,	/* flushed, metadata not committed */
 	RS_CRASH_AFTER_COMMIT = 5,	/* committed, not acknowledged */
 	RS_CRASH_BEFORE_DEFERRED = 6,	/* committed, deferred data not applied */
+	RS_CRASH_SPACE_PICKED = 7,	/* space round: ranges taken out, not yet
+					 * zeroed/punched */
+	RS_CRASH_SPACE_IO_DONE = 8,	/* zeroed/punched and flushed, not recorded */
+	RS_CRASH_SPACE_CLAIM = 9,	/* zeroed space claimed for writes (synced) */
+	RS_CRASH_SPACE_RECORDED = 10,	/* the round's result committed */
 	/* Not on the commit path (numbers from 16: the commit path may grow). */
 	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
 	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
@@ -75,6 +80,12 @@ unsigned int rs_debug_io_faults(void);
 void rs_debug_disable_uring(int disable);
 /* Make regular files report this logical block size (0: the usual 4096). */
 void rs_debug_file_logical_block(unsigned int bytes);
+
+struct rawstore;
+/* Read every free range the store holds as zeroed (recorded, ready or
+ * pending) from the device: 0 if all read zeros, -EUCLEAN (message names
+ * the offset) if one does not.  Runs on the commit thread. */
+int rs_debug_check_zeroed(struct rawstore *st);
 
 #ifdef __cplusplus
 }

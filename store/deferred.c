@@ -91,7 +91,7 @@ int deferred_apply(struct rawstore *st)
 		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
 	if (st->defq.done_n + st->defq.n > st->defq.done_cap) {
 		size_t cap = (st->defq.done_n + st->defq.n) * 2;
-		uint64_t *nv = realloc(st->defq.done, cap * sizeof(*nv));
+		struct rs_deferred_done *nv = realloc(st->defq.done, cap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -99,7 +99,8 @@ int deferred_apply(struct rawstore *st)
 		st->defq.done_cap = cap;
 	}
 	for (i = 0; i < st->defq.n; i++)
-		st->defq.done[st->defq.done_n++] = st->defq.q[i].seq;
+		st->defq.done[st->defq.done_n++] = (struct rs_deferred_done){
+			st->defq.q[i].seq, st->defq.q[i].pofs, st->defq.q[i].len };
 	PERF_ADD(st, deferred_writes, st->defq.n);
 	deferred_truncate(st, 0);
 	return 0;
@@ -112,7 +113,7 @@ void deferred_done_delete(struct rawstore *st, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		key_ext(&k, 'D', st->defq.done[i]);
+		key_ext(&k, 'D', st->defq.done[i].seq);
 		rocksdb_writebatch_wi_delete(st->wb, k.buf, k.len);
 	}
 }
@@ -121,7 +122,8 @@ void deferred_done_forget(struct rawstore *st, size_t n)
 {
 	if (!n)
 		return;
-	memmove(st->defq.done, st->defq.done + n, (st->defq.done_n - n) * sizeof(uint64_t));
+	memmove(st->defq.done, st->defq.done + n,
+		(st->defq.done_n - n) * sizeof(*st->defq.done));
 	st->defq.done_n -= n;
 }
 
@@ -246,6 +248,40 @@ void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, ui
 		if (s < t)
 			memcpy(buf + (s - pofs), d->data + (s - d->pofs), t - s);
 	}
+}
+
+bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < st->defq.n; i++)
+		if (st->defq.q[i].pofs < pofs + len && pofs < st->defq.q[i].pofs + st->defq.q[i].len)
+			return true;
+	for (i = 0; i < st->defq.done_n; i++)
+		if (st->defq.done[i].pofs < pofs + len &&
+		    pofs < st->defq.done[i].pofs + st->defq.done[i].len)
+			return true;
+	return false;
+}
+
+int deferred_retire(struct rawstore *st)
+{
+	size_t n = st->defq.done_n;
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = dev_flush(st->dev);
+	if (ret < 0)
+		return rs_err(st, ret, "device flush failed");
+	rocksdb_writebatch_wi_clear(st->wb);
+	deferred_done_delete(st, n);
+	ret = meta_commit(st->meta, st->wb);
+	rocksdb_writebatch_wi_clear(st->wb);
+	if (ret)
+		return ret;
+	deferred_done_forget(st, n);
+	return 0;
 }
 
 void deferred_close(struct rawstore *st, bool healthy)

@@ -22,10 +22,16 @@ struct rs_deferred {
 	uint64_t seq;
 };
 
+/* An applied deferred write whose record awaits a flush and its deletion. */
+struct rs_deferred_done {
+	uint64_t seq;
+	uint64_t pofs, len;		/* bytes */
+};
+
 struct rs_defq {
 	struct rs_deferred *q;		/* this group's, not yet on the device */
 	size_t n, cap;
-	uint64_t *done;			/* applied, records await a flush */
+	struct rs_deferred_done *done;	/* applied, records await a flush */
 	size_t done_n, done_cap;
 	uint64_t seq;			/* next record's sequence number */
 };
@@ -47,6 +53,15 @@ int deferred_replay(struct rawstore *st);
 /* At a read-only open: queue the records of a previous run for
  * deferred_overlay() instead (no write). */
 int deferred_load_overlay(struct rawstore *st);
+/*
+ * True if a deferred write that is queued, or applied with its record not
+ * yet deleted, targets a byte of [pofs, pofs+len): replay after a crash
+ * would write there, so the space layer must not punch or zero it.
+ */
+bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
+/* Commit thread, between groups: flush the device and delete the records
+ * of every applied write (in a batch of their own). */
+int deferred_retire(struct rawstore *st);
 /* At close: flush and delete the records of applied writes; free memory. */
 void deferred_close(struct rawstore *st, bool healthy);
 

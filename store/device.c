@@ -77,6 +77,7 @@ static void bdev_sysfs(struct rs_dev *d, dev_t rdev)
 			 minor(rdev));
 	d->g.discard_max = sysfs_u64(q, "discard_max_bytes");
 	d->g.write_zeroes_max = sysfs_u64(q, "write_zeroes_max_bytes");
+	d->g.provision_max = sysfs_u64(q, "provision_max_bytes");
 	d->g.write_cache = true;
 	if (!sysfs_str(q, "write_cache", s, sizeof(s)) && !strncmp(s, "write through", 13))
 		d->g.write_cache = false;
@@ -471,4 +472,17 @@ int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len)
 int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len)
 {
 	return space_verb(d, FALLOC_FL_NO_HIDE_STALE, off, len);
+}
+
+int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	return space_verb(d, FALLOC_FL_WRITE_ZEROES, off, len);
+}
+
+int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	if (!d->g.is_bdev)
+		return -EOPNOTSUPP;
+	return space_verb(d, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE | FALLOC_FL_NO_HIDE_STALE,
+			  off, len);
 }

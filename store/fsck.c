@@ -6,6 +6,7 @@
 
 #include "decode.h"
 #include "internal.h"
+#include "space.h"
 #include "util.h"
 
 struct used {
@@ -626,6 +627,9 @@ static int fsck_job(struct rawstore *st, void *arg)
 
 	if (st->failed)
 		return st->failed;
+	ret = space_quiesce(st);	/* no range out of the free list */
+	if (ret)
+		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
 	ret = check_supers(fk);
 	if (!ret)

@@ -17,6 +17,8 @@
 #include "ondisk.h"
 #include "onode.h"
 
+struct rs_space;
+
 struct rawstore {
 	struct rawstore_open_opts opts;
 	struct rs_dev *dev;
@@ -51,6 +53,7 @@ struct rawstore {
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
+	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 
 	struct rawstore_perf perf;	/* updated atomically */
 };

@@ -119,7 +119,7 @@ static int super_write(struct rs_dev *d, uint64_t off, const struct rs_disk_supe
 }
 
 static int mkfs_meta(struct rs_meta *m, const struct rs_disk_super *sb, uint64_t data_start,
-		     uint64_t size)
+		     uint64_t size, const struct rs_disk_space_policy *pol, bool zeroed)
 {
 	struct rs_disk_counts counts = { 0, 0 };
 	struct rs_key k;
@@ -139,6 +139,18 @@ static int mkfs_meta(struct rs_meta *m, const struct rs_disk_super *sb, uint64_t
 	ret = meta_put_sync(m, &k, &counts, sizeof(counts));
 	if (ret)
 		return ret;
+	k.buf[0] = 'Y';
+	k.len = 1;
+	ret = meta_put_sync(m, &k, pol, sizeof(*pol));
+	if (ret)
+		return ret;
+	if (zeroed) {
+		key_ext(&k, 'Z', data_start);
+		put_le64(v, size - data_start);
+		ret = meta_put_sync(m, &k, v, 8);
+		if (ret)
+			return ret;
+	}
 	key_ext(&k, 'F', data_start);
 	put_le64(v, size - data_start);
 	return meta_put_sync(m, &k, v, 8);
@@ -148,6 +160,8 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 {
 	struct rawstore_mkfs_opts o;
 	struct rs_disk_super sb, old;
+	struct rs_disk_space_policy pol;
+	bool zeroed;
 	struct rs_dev *d;
 	struct rs_meta *m;
 	const struct rs_dev_geom *g;
@@ -223,6 +237,11 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	sb.mkfs_time = htole64((uint64_t)time(NULL));
 	super_seal(&sb);
 
+	/* The data area: zeroed or preallocated by policy (space.c). */
+	ret = space_mkfs(d, &o, data_start, size, &pol, &zeroed);
+	if (ret)
+		goto out_close_dev;
+
 	ret = meta_open(NULL, meta_dir, true, &m);
 	if (ret) {
 		if (ret == -EEXIST)
@@ -230,7 +249,7 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 			       meta_dir);
 		goto out_close_dev;
 	}
-	ret = mkfs_meta(m, &sb, data_start, size);
+	ret = mkfs_meta(m, &sb, data_start, size, &pol, zeroed);
 	if (ret)
 		goto out_close_meta;
 	/* The superblock goes last: the device is a store only when complete. */
@@ -481,12 +500,17 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	ret = commit_start(st);
 	if (ret)
 		goto out_destroy_locks;
+	ret = space_start(st);
+	if (ret)
+		goto out_stop_commit;
 	rs_log(st, RAWSTORE_LOG_INFO, "opened %s (%s, %s I/O, qd %u), metadata %s", dev,
 	       dev_engine_name(st->dev), dev_geom(st->dev)->direct ? "direct" : "buffered",
 	       st->opts.queue_depth, meta_dir);
 	*out = st;
 	return 0;
 
+out_stop_commit:
+	commit_stop(st);
 out_destroy_locks:
 	pthread_rwlock_destroy(&st->rwlock);
 	rocksdb_writebatch_wi_destroy(st->wb);
@@ -508,8 +532,10 @@ int rawstore_close(struct rawstore *st)
 		return -EINVAL;
 	if (commit_on_thread(st))
 		return -EDEADLK;
+	space_stop(st);
 	commit_stop(st);
 	deferred_close(st, !st->failed);
+	space_close(st, !st->failed);
 	ret = st->failed;
 	rocksdb_writebatch_wi_destroy(st->wb);
 	meta_close(st->meta);
@@ -558,6 +584,7 @@ int rawstore_statfs(struct rawstore *st, struct rawstore_statfs *out)
 	s.objects = st->n_objects;
 	s.collections = st->n_colls;
 	s.min_alloc_size = st->min_alloc;
+	space_statfs(st, &s);
 	pthread_rwlock_unlock(&st->rwlock);
 	memcpy(out, &s, s.struct_size);
 	return 0;
@@ -589,6 +616,7 @@ int rawstore_get_info(struct rawstore *st, struct rawstore_info *info)
 	i.discard_max_bytes = g->discard_max;
 	i.write_zeroes_max_bytes = g->write_zeroes_max;
 	uuid_str(st->sb.uuid, i.uuid);
+	space_info(st, &i);
 	memcpy(info, &i, i.struct_size);
 	return 0;
 }
@@ -608,28 +636,4 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p)
 	s.struct_size = n;
 	memcpy(p, &s, n);
 	return 0;
-}
-
-static int reclaim_job(struct rawstore *st, void *arg)
-{
-	uint64_t punched = 0;
-	int ret, ret2 = 0;
-
-	(void)arg;
-	if (st->failed)
-		return st->failed;
-	rocksdb_writebatch_wi_clear(st->wb);
-	ret = space_reclaim(st, &punched);
-	if (punched)
-		ret2 = rs_commit_wb(st);
-	return ret ? ret : ret2;
-}
-
-int rawstore_reclaim(struct rawstore *st)
-{
-	if (!st)
-		return -EINVAL;
-	if (st->opts.read_only)
-		return rs_err(st, -EROFS, "reclaim: the store is open read-only");
-	return rs_run_job(st, reclaim_job, NULL);
 }
