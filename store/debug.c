@@ -62,6 +62,18 @@ unsigned int rs_debug_io_faults(void)
 	return __atomic_load_n(&io_faults, __ATOMIC_RELAXED);
 }
 
+static unsigned int refused_kinds;
+
+void rs_debug_refuse_space(unsigned int kinds)
+{
+	__atomic_store_n(&refused_kinds, kinds, __ATOMIC_RELEASE);
+}
+
+bool rs_space_refused(unsigned int kind)
+{
+	return __atomic_load_n(&refused_kinds, __ATOMIC_ACQUIRE) & kind;
+}
+
 int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
 {
 	unsigned int i;

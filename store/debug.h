@@ -73,6 +73,12 @@ enum rs_io_kind {
 };
 
 void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
+/*
+ * Make the space verbs of @kinds (RS_IO_ZERO, RS_IO_PUNCH, RS_IO_PROVISION)
+ * answer -EOPNOTSUPP without touching the device, as a device or file
+ * system that cannot do them; 0 turns it off.
+ */
+void rs_debug_refuse_space(unsigned int kinds);
 /* Faults injected since the last rs_debug_fail_io(). */
 unsigned int rs_debug_io_faults(void);
 

@@ -443,15 +443,19 @@ int dev_flush(struct rs_dev *d)
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 {
+	unsigned int kind = mode & FALLOC_FL_PUNCH_HOLE ? RS_IO_PUNCH :
+			    mode & FALLOC_FL_ZERO_RANGE ? RS_IO_ZERO : RS_IO_PROVISION;
+
 	if (d->read_only)
 		return -EROFS;
 	if (!len || !is_aligned(off, d->g.logical_block) ||
 	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
 		return -EINVAL;
-	/* test hook (debug.h): an injected fault as the space verb completes */
-	return rs_fault_io(mode & FALLOC_FL_PUNCH_HOLE ? RS_IO_PUNCH :
-			   mode & FALLOC_FL_ZERO_RANGE ? RS_IO_ZERO : RS_IO_PROVISION,
-			   fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0, NULL, 0);
+	/* test hooks (debug.h): a device that cannot; a fault as the verb completes */
+	if (rs_space_refused(kind))
+		return -EOPNOTSUPP;
+	return rs_fault_io(kind, fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0,
+			   NULL, 0);
 }
 
 int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len)

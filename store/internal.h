@@ -109,6 +109,8 @@ bool rs_fail_check(int point);
 /* device.c calls this as each operation completes: @ret, or an injected
  * fault (debug.h, rs_debug_fail_io). */
 int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+/* debug.c: true if the test hook refuses this kind of space verb. */
+bool rs_space_refused(unsigned int kind);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 

@@ -514,7 +514,8 @@ static int load_fixup(struct rawstore *st, struct extset *w)
 	}
 	space_detach(st);
 	st->wb = NULL;
-	if (!ret && rocksdb_writebatch_wi_count(wb))
+	/* Read-only: the fixes hold in memory, nothing is written. */
+	if (!ret && rocksdb_writebatch_wi_count(wb) && !st->opts.read_only)
 		ret = meta_commit(st->meta, wb);
 	rocksdb_writebatch_wi_destroy(wb);
 	return ret;
@@ -1401,6 +1402,13 @@ int space_start(struct rawstore *st)
 	uint64_t data = st->data_end - st->data_start;
 	int ret;
 
+	if (st->opts.read_only) {
+		/* Nothing is written: no policy record, no probe, no worker. */
+		sp->punch_mode = RAWSTORE_PUNCH_OPERATOR;
+		sp->zero_mode = RAWSTORE_ZERO_PAD;
+		space_snapshot(st);
+		return 0;
+	}
 	ret = record_policy(st);
 	if (ret)
 		return ret;

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "debug.h"
 #include "helpers.h"
 
 static const char rs_marker[] = "RS-STALE-MARKER.";	/* 16 bytes, repeated */
@@ -60,7 +61,15 @@ protected:
 		struct rawstore_mkfs_opts mo;
 		rawstore_mkfs_opts_init(&mo);
 		mo.inline_max = inline_max;
-		ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+		/* A device that cannot zero cheaply: mkfs leaves the markers in
+		 * the free space (dirty), and writes of partial units pad
+		 * instead of zeroing ahead, the path most exposed to stale
+		 * bytes.  (Zeroed-space policies: test_space.cc.) */
+		rs_debug_refuse_space(RS_IO_ZERO | RS_IO_PUNCH);
+		int r = rawstore_mkfs(dev.c_str(), meta.c_str(), &mo);
+		rs_debug_refuse_space(0);
+		ASSERT_EQ(r, 0) << rawstore_errmsg();
+		oo.zero_policy = RAWSTORE_ZERO_PAD;
 		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
 	}
 	std::string MRead(const char *c, const std::string &name, uint64_t off, size_t len)

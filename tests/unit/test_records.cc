@@ -158,7 +158,7 @@ TEST(Records, RocksdbErrorsMapToTheirErrno)
 				 "(create_if_missing is false)"), -ENOENT);
 	EXPECT_EQ(meta_map_error("Invalid argument: /m: exists (error_if_exists is true)"),
 		  -EEXIST);
-	EXPECT_EQ(meta_map_error("IO error: No space left on device"), -EIO);
+	EXPECT_EQ(meta_map_error("IO error: No space left on device"), -ENOSPC);
 	/* "block" contains "lock": corruption must never read as busy */
 	EXPECT_EQ(meta_map_error("Corruption: bad block contents"), -EUCLEAN);
 }
