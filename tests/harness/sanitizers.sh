@@ -22,7 +22,6 @@ tsan_exclude=${RAWSTORE_TSAN_EXCLUDE:-'ModelTest|Crash|LargeFragmentedObject|Ful
 export RAWSTORE_LOAD_SECONDS=${RAWSTORE_LOAD_SECONDS:-10}
 t0=$(date +%s)
 say() { echo "[$(($(date +%s) - t0))s] $*"; }
-targets=(--target rawstore-unit rawstore-cli rawstore-example rawstore-server)
 
 build() { # build PRESET
 	mkdir -p "build-$1"
@@ -31,7 +30,7 @@ build() { # build PRESET
 		echo "FAIL: cmake --preset $1"
 		return 1
 	fi
-	if ! cmake --build "build-$1" -j"$jobs" "${targets[@]}" > "build-$1/build.log" 2>&1; then
+	if ! cmake --build --preset "$1" -j"$jobs" > "build-$1/build.log" 2>&1; then
 		tail -30 "build-$1/build.log"
 		echo "FAIL: building preset $1"
 		return 1
