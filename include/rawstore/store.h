@@ -179,7 +179,8 @@ struct rawstore_statfs {
 	uint32_t min_alloc_size;	/* bytes */
 	uint32_t reserved0;
 	uint64_t zeroed;		/* free bytes known to read zeros */
-	uint64_t dirty;			/* free bytes holding old data (incl. unpunched) */
+	uint64_t dirty;			/* free bytes holding old data (incl. unpunched
+					 * and in_flight); zeroed + dirty = free */
 	uint64_t in_flight;		/* free bytes being zeroed or punched right now */
 	uint64_t provisioned;		/* bytes this store provisioned (thin devices
 					 * and files) since open, and not punched */
