@@ -825,6 +825,9 @@ static int round_push(struct rawstore *st, struct space_round *r, uint64_t off, 
 	int ret = 0;
 
 	len = min_u64(len, *left);
+	*left -= len;
+	if (!deferred_busy(st, off, len))
+		return pext_push(&r->r, off, len);
 	/* Never a unit a pending deferred write targets: replay would write it. */
 	for (u = off; u < off + len && !ret; u += U) {
 		if (!deferred_busy(st, u, U))
@@ -835,7 +838,6 @@ static int round_push(struct rawstore *st, struct space_round *r, uint64_t off, 
 	}
 	if (!ret && off + len > run)
 		ret = pext_push(&r->r, run, off + len - run);
-	*left -= len;
 	return ret;
 }
 
