@@ -870,3 +870,28 @@ TEST_F(SpaceTest, CliPrepare)
 	EXPECT_EQ(Statfs().zeroed, 4u << 20);
 	ExpectClean();
 }
+
+/* Pending punches are recorded: after a restart the background queue
+ * resumes them. */
+TEST_F(SpaceTest, PendingPunchesResumeAfterRestart)
+{
+	mo.zero_policy = RAWSTORE_ZERO_PAD;
+	ASSERT_EQ(Mkfs(), 0);
+	ASSERT_EQ(Open(), 0);
+	ASSERT_EQ(MkColl(), 0);
+	ASSERT_EQ(Write("a", 0, pattern(512 << 10, 1)), 0);
+	ASSERT_EQ(Remove("a"), 0);
+	EXPECT_EQ(Statfs().unpunched, 512u << 10);
+	Close();
+	oo.punch_policy = RAWSTORE_PUNCH_BACKGROUND;
+	ASSERT_EQ(Open(), 0);
+	uint64_t u = 1;
+	for (int i = 0; i < 100 && u; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		u = Statfs().unpunched;
+	}
+	EXPECT_EQ(u, 0u);
+	EXPECT_EQ(Total(DataRanges(1 << 20, dev_size)), 0u);
+	EXPECT_EQ(Statfs().zeroed, Statfs().free);
+	ExpectClean();
+}
