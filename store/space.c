@@ -1036,6 +1036,7 @@ static void punch_inline(struct rawstore *st)
 	ret = round_pick(st, &r, UINT64_MAX, false);
 	if (!ret && r.r.n) {
 		round_io(st, &r);
+		rs_crash_check(st, RS_CRASH_SPACE_IO_DONE);
 		ret = round_finish(st, &r);
 		if (!ret)
 			PERF_ADD(st, punched_background, r.done);

@@ -249,8 +249,12 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p);
 
 /*
  * Punch (discard, with zeroes guaranteed) every freed range not yet
- * punched.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole
- * (the ranges stay tracked), or an I/O error.
+ * punched; punched ranges become zeroed free space.  Units that a pending
+ * deferred write targets are punched only after its record was deleted
+ * (the device is flushed first).  On a thin device without write-zeroes
+ * (dm-thin) the ranges are discarded instead: returned to the pool, still
+ * dirty.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole (the
+ * ranges stay tracked), or an I/O error.
  */
 int rawstore_reclaim(struct rawstore *st);
 

@@ -608,9 +608,19 @@ TEST_P(SpaceCrashTest, StateSurvives)
 		EXPECT_GE(unp0, 200000u);
 		Close();
 	}
-	for (int kind = 0; kind < 2; kind++) {
+	/* kind 0: reclaim, 1: prepare, 2: the inline punch after a commit */
+	for (int kind = 0; kind < 3; kind++) {
 		if (point == RS_CRASH_SPACE_CLAIM && kind)
 			break;
+		if (kind == 2 && point == RS_CRASH_SPACE_PICKED)
+			break; /* inline punches in place: nothing is taken out */
+		uint64_t unp_before = 0;
+		if (kind == 2) {
+			ASSERT_EQ(Open(), 0);
+			ASSERT_EQ(Write("gone2", 0, pattern(100000, 3)), 0);
+			unp_before = Statfs().unpunched;
+			Close();
+		}
 		pid_t pid = fork();
 		ASSERT_GE(pid, 0);
 		if (pid == 0) {
@@ -626,6 +636,18 @@ TEST_P(SpaceCrashTest, StateSurvives)
 				rawstore_submit(s, t);
 			} else if (kind == 0) {
 				rawstore_reclaim(s);
+			} else if (kind == 2) {
+				rawstore_close(s);
+				struct rawstore_open_opts io;
+				rawstore_open_opts_init(&io);
+				io.punch_policy = RAWSTORE_PUNCH_INLINE;
+				if (rawstore_open(dev.c_str(), meta.c_str(), &io, &s))
+					_exit(1);
+				rs_debug_set_crash_point(point, 1);
+				struct rawstore_txn *t;
+				rawstore_txn_new(&t);
+				rawstore_txn_remove(t, "c", "gone2", 5);
+				rawstore_submit(s, t);
 			} else {
 				rawstore_prepare(s, 1 << 20);
 			}
@@ -647,6 +669,17 @@ TEST_P(SpaceCrashTest, StateSurvives)
 			}
 			if (kind == 0 && point == RS_CRASH_SPACE_RECORDED) {
 				EXPECT_EQ(s.unpunched, 0u);
+			}
+			if (kind == 2) {
+				/* the remove committed; its punch is recorded or pending */
+				struct rawstore_stat os;
+				os.struct_size = sizeof(os);
+				EXPECT_EQ(rawstore_stat(st, "c", "gone2", 5, &os), -ENOENT);
+				if (point == RS_CRASH_SPACE_RECORDED) {
+					EXPECT_EQ(s.unpunched, 0u);
+				} else {
+					EXPECT_GT(s.unpunched, unp_before) << "pending punch lost";
+				}
 			}
 		} else {
 			struct rawstore_stat os;
