@@ -7,6 +7,7 @@
  * overwrites are applied, and the callbacks run.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -46,9 +47,36 @@ static void complete(struct rawstore_txn *t, int result)
 	void *arg = t->cb_arg;
 
 	t->result = result;
+	/* The callback (on this thread) sees the message in rawstore_errmsg(). */
+	if (result)
+		rs_set_errmsg(t->errmsg);
 	__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
 	if (cb)
 		cb(t, result, arg);
+}
+
+/* Fail @t with @result and this thread's last message (or a plain one). */
+static void txn_fail(struct rawstore_txn *t, int result)
+{
+	const char *msg = rawstore_errmsg();
+
+	t->result = result;
+	if (*msg)
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", msg);
+	else if (t->failed_op >= 0)
+		snprintf(t->errmsg, sizeof(t->errmsg), "transaction op %d failed: %s",
+			 t->failed_op, rawstore_strerror(result));
+	else
+		snprintf(t->errmsg, sizeof(t->errmsg), "transaction failed: %s",
+			 rawstore_strerror(result));
+}
+
+/* Stop the store: later transactions fail with @err and this message. */
+static void store_stop(struct rawstore *st, int err)
+{
+	st->failed = err;
+	snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
+		 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
 }
 
 static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
@@ -57,6 +85,8 @@ static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
 	int ret;
 
 	for (i = 0; i < src->n; i++) {
+		if (rs_fail_check(RS_FAIL_GROUP_APPEND))
+			return -ENOMEM;
 		ret = pext_push(dst, src->v[i].off, src->v[i].len);
 		if (ret)
 			return ret;
@@ -121,14 +151,16 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	rocksdb_writebatch_wi_clear(st->wb);
 	for (i = 0; i < n; i++) {
 		struct rs_txn_ctx c = { 0 };
+		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
 		char *err = NULL;
 
-		size_t dq_mark = st->defq.n;
-
+		ts[i]->errmsg[0] = 0;
 		if (st->failed) {
 			ts[i]->result = st->failed;
+			snprintf(ts[i]->errmsg, sizeof(ts[i]->errmsg), "%s", st->failed_msg);
 			continue;
 		}
+		rs_clear_err();
 		rocksdb_writebatch_wi_set_save_point(st->wb);
 		ret = txn_apply(st, ts[i], &c);
 		if (!ret)
@@ -136,14 +168,20 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 		if (!ret)
 			ret = append_vec(&g.frees, &c.frees);
 		if (ret) {
+			txn_fail(ts[i], ret);
+			/* What was copied into the group before the failure goes too. */
+			g.allocs.n = na;
+			g.frees.n = nf;
 			space_unalloc(st, c.allocs.v, c.allocs.n);
 			deferred_truncate(st, dq_mark);
-			rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
+			if (rs_fail_check(RS_FAIL_ROLLBACK))
+				err = strdup("injected failure");
+			else
+				rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
 			if (err) {
-				st->failed = rs_err(st, -EIO, "batch rollback failed: %s", err);
-				rocksdb_free(err);
+				store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
+				free(err);
 			}
-			ts[i]->result = ret;
 			PERF_ADD(st, txns_failed, 1);
 		} else {
 			ts[i]->result = 0;
@@ -158,6 +196,12 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	if (!ok)
 		goto out_complete;
 	ret = 0;
+	if (st->failed) {
+		/* The batch may hold part of a failed transaction: commit nothing. */
+		ret = st->failed;
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		goto out_fail_ok;
+	}
 	/* Flush for new data, and now and then so deferred records can go. */
 	if (g.wrote_data || st->defq.done_n >= 32) {
 		n_done = st->defq.done_n;
@@ -178,7 +222,7 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			       "stopped");
 			space_unalloc(st, g.allocs.v, g.allocs.n);
 			n_done = 0;
-			st->failed = ret;
+			store_stop(st, ret);
 		}
 	}
 	if (!ret) {
@@ -194,10 +238,11 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			/* Committed either way: a failed apply is replayed at open. */
 			err = deferred_apply(st);
 			if (err)
-				st->failed = err;
+				store_stop(st, err);
 		} else {
 			/* In-memory and on-disk state may differ now: stop. */
-			st->failed = ret;
+			rs_err(st, ret, "metadata commit failed; store stopped");
+			store_stop(st, ret);
 		}
 		pthread_rwlock_unlock(&st->rwlock);
 		if (!ret) {
@@ -207,9 +252,10 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			space_after_commit(st);
 		}
 	}
+out_fail_ok:
 	for (i = 0; i < n && ret; i++)
 		if (!ts[i]->result)
-			ts[i]->result = ret;
+			txn_fail(ts[i], ret);
 
 out_complete:
 	deferred_truncate(st, 0);
@@ -243,7 +289,12 @@ static void *worker_main(void *arg)
 			if (!st->qhead)
 				st->qtail = NULL;
 			pthread_mutex_unlock(&st->qlock);
-			complete(t, t->job ? t->job(st, t->job_arg) : -ENOMEM);
+			t->errmsg[0] = 0;
+			rs_clear_err();
+			t->result = t->job ? t->job(st, t->job_arg) : -ENOMEM;
+			if (t->result)
+				txn_fail(t, t->result);
+			complete(t, t->result);
 			continue;
 		}
 		while (st->qhead && !st->qhead->job && n < st->opts.max_group) {
@@ -264,6 +315,8 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 {
 	if (!st || !t)
 		return -EINVAL;
+	if (st->opts.read_only && !t->job)
+		return rs_err(st, -EROFS, "submit: the store is open read-only");
 	if (__atomic_exchange_n(&t->in_flight, true, __ATOMIC_ACQ_REL))
 		return -EBUSY;
 	t->cb = cb;
@@ -320,6 +373,9 @@ int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
 	while (!w.done)
 		pthread_cond_wait(&w.cond, &w.lock);
 	pthread_mutex_unlock(&w.lock);
+	/* Carry the commit thread's message back to this thread. */
+	if (w.result)
+		rs_set_errmsg(t->errmsg);
 	return w.result;
 }
 
@@ -342,7 +398,7 @@ int rs_commit_wb(struct rawstore *st)
 	ret = meta_commit(st->meta, st->wb);
 	PERF_ADD(st, db_syncs, 1);
 	if (ret)
-		st->failed = ret;
+		store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
 	space_snapshot(st);
 	pthread_rwlock_unlock(&st->rwlock);
 	rocksdb_writebatch_wi_clear(st->wb);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "decode.h"
 #include "deferred.h"
 #include "internal.h"
 #include "util.h"
@@ -142,35 +143,25 @@ int deferred_replay(struct rawstore *st)
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_disk_deferred h;
-		uint64_t pofs, len;
+		struct rs_deferred_rec r;
 		void *buf;
 
-		if (kl != 8 || vl < sizeof(h)) {
-			ret = rs_err(st, -EUCLEAN, "deferred write record is corrupt");
-			break;
-		}
-		memcpy(&h, v, sizeof(h));
-		pofs = le64toh(h.pofs);
-		len = le32toh(h.len);
-		if (vl != sizeof(h) + len || !len || !is_aligned(pofs | len, st->min_alloc) ||
-		    pofs < st->data_start || pofs + len > st->data_end) {
-			ret = rs_err(st, -EUCLEAN, "deferred write record is corrupt");
-			break;
-		}
-		buf = rs_alloc_aligned(len);
+		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
+		if (ret)
+			break;	/* the message names the record */
+		buf = rs_alloc_aligned(r.len);
 		if (!buf) {
 			ret = -ENOMEM;
 			break;
 		}
-		memcpy(buf, v + sizeof(h), len);
-		ret = dev_write(st->dev, buf, pofs, len);
+		memcpy(buf, r.data, r.len);
+		ret = dev_write(st->dev, buf, r.pofs, r.len);
 		free(buf);
 		if (ret) {
 			rs_err(st, ret, "replaying a deferred write failed");
 			break;
 		}
-		st->defq.seq = max_u64(st->defq.seq, get_be64(k) + 1);
+		st->defq.seq = max_u64(st->defq.seq, r.seq + 1);
 		rocksdb_writebatch_wi_delete(wb, k - 1, kl + 1);
 		n++;
 	}
@@ -187,6 +178,62 @@ int deferred_replay(struct rawstore *st)
 	}
 	PERF_ADD(st, deferred_replayed, n);
 	rocksdb_writebatch_wi_destroy(wb);
+	return ret;
+}
+
+/*
+ * Read-only open: the records of a previous run cannot be replayed, so keep
+ * them in the queue, in sequence order, where deferred_overlay() lays them
+ * over every read (nothing else uses the queue of a read-only store).
+ */
+int deferred_load_overlay(struct rawstore *st)
+{
+	struct rs_iter *it;
+	char p = 'D';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_deferred_rec r;
+		struct rs_deferred *d;
+
+		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
+		if (ret)
+			break;	/* the message names the record */
+		if (st->defq.n == st->defq.cap) {
+			size_t cap = st->defq.cap ? st->defq.cap * 2 : 16;
+			struct rs_deferred *nv = realloc(st->defq.q, cap * sizeof(*nv));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			st->defq.q = nv;
+			st->defq.cap = cap;
+		}
+		d = &st->defq.q[st->defq.n];
+		d->data = rs_alloc_aligned(r.len);
+		if (!d->data) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(d->data, r.data, r.len);
+		d->pofs = r.pofs;
+		d->len = r.len;
+		d->seq = r.seq;
+		st->defq.n++;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (!ret && st->defq.n)
+		rs_log(st, RAWSTORE_LOG_WARNING, "read-only: %zu deferred writes of a previous "
+		       "run are not replayed; reads lay them over the device data",
+		       st->defq.n);
 	return ret;
 }
 

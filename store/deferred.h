@@ -50,6 +50,9 @@ void deferred_done_forget(struct rawstore *st, size_t n);
 void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len);
 /* At open: apply the records of a previous run, flush, delete them. */
 int deferred_replay(struct rawstore *st);
+/* At a read-only open: queue the records of a previous run for
+ * deferred_overlay() instead (no write). */
+int deferred_load_overlay(struct rawstore *st);
 /*
  * True if a deferred write that is queued, or applied with its record not
  * yet deleted, targets a byte of [pofs, pofs+len): replay after a crash

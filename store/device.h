@@ -41,6 +41,13 @@ struct rs_io {
  */
 int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
 	     unsigned int qd, bool buffered, struct rs_dev **out);
+/* dev_open with DEV_* flags.  DEV_READ_ONLY opens O_RDONLY without O_EXCL,
+ * takes a shared flock (a writer's exclusive one excludes it), and refuses
+ * writes and space verbs with -EROFS. */
+#define DEV_BUFFERED	(1U << 0)
+#define DEV_READ_ONLY	(1U << 1)
+int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
+		   unsigned int qd, unsigned int flags, struct rs_dev **out);
 void dev_close(struct rs_dev *d);
 const struct rs_dev_geom *dev_geom(const struct rs_dev *d);
 const char *dev_engine_name(const struct rs_dev *d);

@@ -27,6 +27,7 @@ struct rawstore {
 	uint64_t device_size;		/* bytes, from the superblock */
 	uint64_t data_start, data_end;	/* bytes */
 	uint32_t min_alloc, csum_block, inline_max;
+	struct rs_limits lim;		/* the above, for the record decoders */
 
 	/* Changed by the commit thread only; readers hold rwlock. */
 	struct extset freeset;		/* free space */
@@ -48,6 +49,7 @@ struct rawstore {
 	struct rawstore_txn *qhead, *qtail;
 	bool stopping;
 	int failed;			/* sticky error after a failed commit */
+	char failed_msg[256];		/* and its message (commit thread) */
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
@@ -69,6 +71,7 @@ struct rawstore_txn {
 	int result;
 	bool in_flight;
 	struct rawstore_txn *next;
+	char errmsg[256];		/* message of the last failed submit */
 };
 
 void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap);
@@ -101,6 +104,13 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 extern int rs_crash_point;
 extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
+/* True when failure point @point fires (debug.h, enum rs_fail). */
+bool rs_fail_check(int point);
+/* device.c calls this as each operation completes: @ret, or an injected
+ * fault (debug.h, rs_debug_fail_io). */
+int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+/* debug.c: true if the test hook refuses this kind of space verb. */
+bool rs_space_refused(unsigned int kind);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 

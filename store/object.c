@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* object.c: object reads, attributes, omap and listings. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -18,11 +19,15 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 	ret = meta_get(st->meta, wb, &k, &v, &vl);
 	if (ret)
 		return ret;
-	ret = onode_decode(v, vl, st->csum_block, o);
+	ret = onode_decode(v, vl, &st->lim, o);
 	rocksdb_free(v);
-	if (ret == -EUCLEAN)
-		rs_err(st, ret, "onode record of %s/%.*s is corrupt", coll,
-		       (int)(nlen > 64 ? 64 : nlen), (const char *)name);
+	if (ret == -EUCLEAN) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+		rs_err(st, ret, "onode record of %s/%.*s is corrupt (%s)", coll,
+		       (int)(nlen > 64 ? 64 : nlen), (const char *)name, why);
+	}
 	return ret;
 }
 
@@ -85,7 +90,8 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 	for (i = 0; i < n; i++) {
 		uint64_t b;
 
-		if (overlay)
+		/* a read-only store keeps unreplayed deferred writes in the queue */
+		if (overlay || st->opts.read_only)
 			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])

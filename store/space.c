@@ -7,11 +7,13 @@
  * See space.h for the sets and their records.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "commit.h"
 #include "debug.h"
+#include "decode.h"
 #include "deferred.h"
 #include "internal.h"
 #include "space.h"
@@ -154,30 +156,28 @@ static int load_extents(struct rawstore *st, char type, struct extset *s)
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		uint64_t off, len;
+		struct rs_ext_rec r;
+		char why[256];
 
-		if (kl != 8 || vl != 8) {
-			ret = -EUCLEAN;
+		ret = decode_ext_rec(type, k, kl, v, vl, &st->lim, &r);
+		if (!ret && r.off < last_end)
+			ret = rs_err(NULL, -EUCLEAN, "record [%llu, +%llu) overlaps the one "
+				     "before it", (unsigned long long)r.off,
+				     (unsigned long long)r.len);
+		if (ret) {
+			snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+			rs_err(st, ret, "%s list in metadata is corrupt: %s", set_name(type),
+			       why);
 			break;
 		}
-		off = get_be64(k);
-		len = get_le64(v);
-		if (!len || off < st->data_start || off > st->data_end ||
-		    len > st->data_end - off || off < last_end ||
-		    !is_aligned(off | len, st->min_alloc)) {
-			ret = -EUCLEAN;
-			break;
-		}
-		last_end = off + len;
-		ret = extset_insert(s, off, len);
+		last_end = r.off + r.len;
+		ret = extset_insert(s, r.off, r.len);
 		if (ret)
 			break;
 	}
 	if (!ret)
 		ret = meta_iter_error(it);
 	meta_iter_free(it);
-	if (ret == -EUCLEAN)
-		rs_err(st, ret, "%s list in metadata is corrupt", set_name(type));
 	return ret;
 }
 
@@ -209,14 +209,122 @@ static int delete_all(struct rawstore *st, rocksdb_writebatch_wi_t *wb, char typ
 }
 
 /*
+ * Units used by k > 1 object extents must be clones: each needs an "R"
+ * record saying k - 1 extra users.  @used is sorted by offset.  -EUCLEAN,
+ * naming the unit, for an overlap that no reference record explains.
+ */
+static int check_overlaps(struct rawstore *st, const struct pext_vec *used)
+{
+	uint64_t U = st->min_alloc, u, end = 0, checked = 0;
+	size_t i, j;
+
+	for (i = 0; i < used->n; i++) {
+		const struct pext *e = &used->v[i];
+		uint64_t e_end = e->off + e->len;
+
+		/* the units of e that an earlier extent covers too, each once */
+		for (u = max_u64(e->off, checked); u < min_u64(end, e_end); u += U) {
+			struct rs_ref_rec ref = { 0, 0 };
+			uint64_t users = 0;
+			struct rs_key k;
+			char *v;
+			size_t vl;
+			int r;
+
+			for (j = 0; j < used->n && used->v[j].off <= u; j++)
+				if (u < used->v[j].off + used->v[j].len)
+					users++;
+			key_ext(&k, 'R', u);
+			r = meta_get(st->meta, NULL, &k, &v, &vl);
+			if (r && r != -ENOENT)
+				return r;
+			if (!r) {
+				r = decode_ref_rec(k.buf + 1, 8, v, vl, &st->lim, &ref);
+				rocksdb_free(v);
+			}
+			if (r || ref.extra != users - 1)
+				return rs_err(st, -EUCLEAN, "cannot rebuild the free list: unit %llu "
+					      "is used by %llu object extents, but %s",
+					      (unsigned long long)u, (unsigned long long)users,
+					      r == -ENOENT ? "no reference record says it is shared" :
+					      "its reference record does not match");
+		}
+		checked = max_u64(checked, min_u64(end, e_end));
+		end = max_u64(end, e_end);
+	}
+	return 0;
+}
+
+/*
+ * Keep what awaits punching: the recorded "P" ranges that are free in the
+ * rebuilt list.  If a "P" record is corrupt, every free byte awaits
+ * punching (punching free space is always safe; forgetting it is not).
+ */
+static int rebuild_unpunched(struct rawstore *st, rocksdb_writebatch_wi_t *wb,
+			     const struct pext_vec *freev)
+{
+	struct pext_vec pv = { 0 };
+	struct rs_iter *it;
+	bool all = false;
+	size_t i, f = 0;
+	char p = 'P';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it) && !ret && !all; meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_ext_rec r;
+
+		if (decode_ext_rec('P', k, kl, v, vl, &st->lim, &r))
+			all = true;
+		else
+			ret = pext_push(&pv, r.off, r.len);
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (all)
+		rs_log(st, RAWSTORE_LOG_WARNING, "the unpunched list is corrupt (%s): all free "
+		       "space will be punched", rawstore_errmsg());
+	for (i = 0; !ret && i < (all ? freev->n : pv.n); i++) {
+		uint64_t a = all ? freev->v[i].off : pv.v[i].off;
+		uint64_t b = a + (all ? freev->v[i].len : pv.v[i].len);
+
+		/* both lists are sorted and not overlapping */
+		while (f < freev->n && freev->v[f].off + freev->v[f].len <= a)
+			f++;
+		for (size_t g = f; !ret && g < freev->n && freev->v[g].off < b; g++) {
+			uint64_t s = max_u64(a, freev->v[g].off);
+			uint64_t t = min_u64(b, freev->v[g].off + freev->v[g].len);
+			struct rs_key k;
+			char v[8];
+
+			ret = extset_insert(&st->unpunched, s, t - s);
+			if (ret)
+				break;
+			key_ext(&k, 'P', s);
+			put_le64(v, t - s);
+			rocksdb_writebatch_wi_put(wb, k.buf, k.len, v, 8);
+		}
+	}
+	pext_vec_free(&pv);
+	return ret;
+}
+
+/*
  * The free list is the complement of the extents the objects use.  Rebuild
- * it from the onodes (all must decode and none may overlap) and replace the
- * recorded free, unpunched, zeroed and in-flight lists in one synced batch:
- * the rebuilt free space is dirty.
+ * it from the onodes (all must decode, and extents may overlap only on
+ * units whose reference records say they are shared), keep the pending
+ * punches that are still free, and replace the recorded free, unpunched,
+ * zeroed and in-flight lists in one synced batch: the rebuilt free space
+ * is dirty.
  */
 static int rebuild_freelist(struct rawstore *st)
 {
-	struct pext_vec used = { 0 };
+	struct pext_vec used = { 0 }, freev = { 0 };
 	rocksdb_writebatch_wi_t *wb;
 	struct rs_iter *it;
 	uint64_t pos = st->data_start;
@@ -233,10 +341,13 @@ static int rebuild_freelist(struct rawstore *st)
 		struct rs_onode o;
 		uint32_t j;
 
-		ret = onode_decode(v, vl, st->csum_block, &o);
+		ret = onode_decode(v, vl, &st->lim, &o);
 		if (ret) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", rawstore_errmsg());
 			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: an object "
-				     "record is corrupt");
+				     "record is corrupt (%s)", why);
 			break;
 		}
 		for (j = 0; j < o.n_ext && !ret; j++)
@@ -250,10 +361,11 @@ static int rebuild_freelist(struct rawstore *st)
 		goto out_free;
 	if (used.n)
 		qsort(used.v, used.n, sizeof(*used.v), cmp_pext);
+	ret = check_overlaps(st, &used);
+	if (ret)
+		goto out_free;
 	wb = rocksdb_writebatch_wi_create(0, 1);
 	ret = delete_all(st, wb, 'F');
-	if (!ret)
-		ret = delete_all(st, wb, 'P');
 	if (!ret)
 		ret = delete_all(st, wb, 'Z');
 	if (!ret)
@@ -261,12 +373,6 @@ static int rebuild_freelist(struct rawstore *st)
 	for (i = 0; !ret && i <= used.n; i++) {
 		uint64_t next = i < used.n ? used.v[i].off : st->data_end;
 
-		if (i < used.n && (!is_aligned(next | used.v[i].len, st->min_alloc) ||
-				   next < st->data_start || next + used.v[i].len > st->data_end)) {
-			ret = rs_err(st, -EUCLEAN, "cannot rebuild the free list: object extents "
-				     "lie outside the data area");
-			break;
-		}
 		if (next > pos) {
 			struct rs_key k;
 			char v[8];
@@ -275,20 +381,28 @@ static int rebuild_freelist(struct rawstore *st)
 			put_le64(v, next - pos);
 			rocksdb_writebatch_wi_put(wb, k.buf, k.len, v, 8);
 			ret = extset_insert(&st->freeset, pos, next - pos);
+			if (!ret)
+				ret = pext_push(&freev, pos, next - pos);
 		}
 		if (i < used.n)	/* clones share units: extents may overlap */
 			pos = max_u64(pos, next + used.v[i].len);
 	}
 	if (!ret)
+		ret = delete_all(st, wb, 'P');
+	if (!ret)
+		ret = rebuild_unpunched(st, wb, &freev);
+	if (!ret)
 		ret = meta_commit(st->meta, wb);
 	if (!ret)
 		rs_log(st, RAWSTORE_LOG_WARNING, "rebuilt the free list from %zu object extents: "
-		       "%llu bytes free in %llu extents (all dirty)", used.n,
+		       "%llu bytes free in %llu extents (all dirty), %llu bytes await punching", used.n,
 		       (unsigned long long)st->freeset.total,
-		       (unsigned long long)st->freeset.count);
+		       (unsigned long long)st->freeset.count,
+		       (unsigned long long)st->unpunched.total);
 	rocksdb_writebatch_wi_destroy(wb);
 out_free:
 	pext_vec_free(&used);
+	pext_vec_free(&freev);
 	return ret;
 }
 
@@ -401,7 +515,8 @@ static int load_fixup(struct rawstore *st, struct extset *w)
 	}
 	space_detach(st);
 	st->wb = NULL;
-	if (!ret && rocksdb_writebatch_wi_count(wb))
+	/* Read-only: the fixes hold in memory, nothing is written. */
+	if (!ret && rocksdb_writebatch_wi_count(wb) && !st->opts.read_only)
 		ret = meta_commit(st->meta, wb);
 	rocksdb_writebatch_wi_destroy(wb);
 	return ret;
@@ -1311,6 +1426,13 @@ int space_start(struct rawstore *st)
 	uint64_t data = st->data_end - st->data_start;
 	int ret;
 
+	if (st->opts.read_only) {
+		/* Nothing is written: no policy record, no probe, no worker. */
+		sp->punch_mode = RAWSTORE_PUNCH_OPERATOR;
+		sp->zero_mode = RAWSTORE_ZERO_PAD;
+		space_snapshot(st);
+		return 0;
+	}
 	ret = record_policy(st);
 	if (ret)
 		return ret;
@@ -1388,6 +1510,8 @@ int rawstore_reclaim(struct rawstore *st)
 
 	if (!st)
 		return -EINVAL;
+	if (st->opts.read_only)
+		return rs_err(st, -EROFS, "reclaim: the store is open read-only");
 	if (commit_on_thread(st))
 		return -EDEADLK;
 	rs_clear_err();
@@ -1408,6 +1532,8 @@ int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes)
 
 	if (!st)
 		return -EINVAL;
+	if (st->opts.read_only)
+		return rs_err(st, -EROFS, "prepare: the store is open read-only");
 	if (commit_on_thread(st))
 		return -EDEADLK;
 	rs_clear_err();

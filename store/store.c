@@ -12,10 +12,17 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "decode.h"
 #include "deferred.h"
 #include "internal.h"
 #include "space.h"
 #include "util.h"
+
+/* Geometry limits of the format (bytes); mkfs makes nothing outside them. */
+#define RS_LOGICAL_BLOCK_MAX	RS_SB_BLOCK	/* a superblock copy is one block */
+#define RS_MIN_ALLOC_MIN	4096
+#define RS_MIN_ALLOC_MAX	(1U << 24)
+#define RS_INLINE_MAX		(1U << 20)
 
 void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o)
 {
@@ -169,10 +176,16 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	if (ret)
 		return ret;
 	g = dev_geom(d);
+	/* The superblock copies are 4 KiB blocks: refuse before creating anything. */
+	if (g->logical_block > RS_LOGICAL_BLOCK_MAX) {
+		ret = rs_err(NULL, -EINVAL, "mkfs: %s has %u-byte logical blocks; rawstore "
+			     "supports at most %u", dev, g->logical_block, RS_LOGICAL_BLOCK_MAX);
+		goto out_close_dev;
+	}
 	if (!is_pow2(o.min_alloc_size) || o.min_alloc_size < g->logical_block ||
-	    o.min_alloc_size < 4096 || o.min_alloc_size > (1U << 24) ||
+	    o.min_alloc_size < RS_MIN_ALLOC_MIN || o.min_alloc_size > RS_MIN_ALLOC_MAX ||
 	    !is_pow2(o.csum_block_size) || o.csum_block_size < g->logical_block ||
-	    o.csum_block_size > o.min_alloc_size || o.inline_max > (1U << 20)) {
+	    o.csum_block_size > o.min_alloc_size || o.inline_max > RS_INLINE_MAX) {
 		ret = rs_err(NULL, -EINVAL,
 			     "mkfs: min_alloc_size %u / csum_block_size %u / inline_max %u "
 			     "invalid for logical block size %u", o.min_alloc_size,
@@ -289,10 +302,18 @@ static int load_super(struct rawstore *st, const char *dev)
 	return rs_err(st, rp, "%s: cannot read the superblock", dev);
 }
 
+/*
+ * Every geometry field of a superblock whose crc is valid is still checked:
+ * units are powers of two within what mkfs makes, the data area starts
+ * after both superblock copies and ends at the recorded size, and every
+ * sum is overflow-safe.
+ */
 static int check_geometry(struct rawstore *st, const char *dev)
 {
 	const struct rs_dev_geom *g = dev_geom(st->dev);
 	struct rs_disk_super *sb = &st->sb;
+	uint32_t lb = le32toh(sb->logical_block);
+	const char *why = NULL;
 
 	st->device_size = le64toh(sb->device_size);
 	st->data_start = le64toh(sb->data_start);
@@ -300,16 +321,35 @@ static int check_geometry(struct rawstore *st, const char *dev)
 	st->csum_block = le32toh(sb->csum_block);
 	st->inline_max = le32toh(sb->inline_max);
 	st->data_end = st->device_size;
-	if (!is_pow2(st->min_alloc) || !is_pow2(st->csum_block) ||
-	    st->csum_block > st->min_alloc || st->csum_block < g->logical_block ||
-	    le32toh(sb->csum_type) != RS_CSUM_CRC32C ||
-	    !is_aligned(st->data_start, st->min_alloc) ||
-	    !is_aligned(st->device_size, st->min_alloc) || st->data_start >= st->device_size)
-		return rs_err(st, -EUCLEAN, "%s: superblock geometry is inconsistent", dev);
+	if (!is_pow2(lb) || lb < 512 || lb > RS_LOGICAL_BLOCK_MAX)
+		why = "logical block size";
+	else if (!is_pow2(st->min_alloc) || st->min_alloc < RS_MIN_ALLOC_MIN ||
+		 st->min_alloc > RS_MIN_ALLOC_MAX || st->min_alloc < lb)
+		why = "allocation unit";
+	else if (!is_pow2(st->csum_block) || st->csum_block > st->min_alloc ||
+		 st->csum_block < lb || st->csum_block < g->logical_block ||
+		 le32toh(sb->csum_type) != RS_CSUM_CRC32C)
+		why = "checksum block or type";
+	else if (st->inline_max > RS_INLINE_MAX)
+		why = "inline limit";
+	else if (st->data_start < RS_RESERVED_BYTES ||
+		 !is_aligned(st->data_start, st->min_alloc) ||
+		 !is_aligned(st->device_size, st->min_alloc) ||
+		 st->data_start >= st->device_size ||
+		 st->device_size - st->data_start < 16ULL * st->min_alloc)
+		why = "data area (it must start after both superblock copies and hold 16 units)";
+	if (why)
+		return rs_err(st, -EUCLEAN, "%s: superblock geometry is inconsistent: %s "
+			      "(logical block %u, unit %u, checksum block %u, data [%llu, %llu))",
+			      dev, why, lb, st->min_alloc, st->csum_block,
+			      (unsigned long long)st->data_start,
+			      (unsigned long long)st->device_size);
 	if (g->size < st->device_size)
 		return rs_err(st, -ENXIO, "%s: device has %llu bytes but the store was made "
 			      "for %llu", dev, (unsigned long long)g->size,
 			      (unsigned long long)st->device_size);
+	st->lim = (struct rs_limits){ st->data_start, st->data_end, st->min_alloc,
+				      st->csum_block };
 	return 0;
 }
 
@@ -332,6 +372,7 @@ static int count_prefix(struct rawstore *st, char type, uint64_t *out)
 
 static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 {
+	struct rs_counts_rec counts;
 	uint64_t shared;
 	struct rs_disk_super msb;
 	struct rs_key k;
@@ -361,6 +402,9 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 		return rs_err(st, -EXDEV, "device %s (uuid %s) does not belong to metadata %s "
 			      "(uuid %s)", dev, a, meta_dir, b);
 	}
+	if (memcmp(&msb, &st->sb, sizeof(msb)))
+		return rs_err(st, -EUCLEAN, "%s: superblock differs from its copy in %s (same "
+			      "uuid, different geometry or options)", dev, meta_dir);
 	key_nid(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
 	if (ret)
@@ -379,10 +423,12 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	st->shared_any = shared > 0;
 	key_counts(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
-	if (ret == -ENOENT || (!ret && vl != sizeof(struct rs_disk_counts))) {
+	if (!ret) {
+		ret = decode_counts_rec(v, vl, &counts);
+		rocksdb_free(v);
+	}
+	if (ret == -ENOENT || ret == -EUCLEAN) {
 		/* No (usable) record: count, and fsck --repair records it. */
-		if (!ret)
-			rocksdb_free(v);
 		ret = count_prefix(st, 'O', &st->n_objects);
 		if (!ret)
 			ret = count_prefix(st, 'C', &st->n_colls);
@@ -392,9 +438,8 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	}
 	if (ret)
 		return ret;
-	st->n_objects = get_le64(v);
-	st->n_colls = get_le64(v + 8);
-	rocksdb_free(v);
+	st->n_objects = counts.objects;
+	st->n_colls = counts.collections;
 	return 0;
 }
 
@@ -420,9 +465,14 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		ret = rs_err(st, -EINVAL, "open: queue_depth and max_group must be > 0");
 		goto out_free;
 	}
+	if (st->opts.read_only && st->opts.rebuild_freelist) {
+		ret = rs_err(st, -EROFS, "open: rebuild_freelist writes; it cannot be read-only");
+		goto out_free;
+	}
 	st->perf.struct_size = sizeof(st->perf);
-	ret = dev_open(st, dev, st->opts.engine, st->opts.queue_depth, st->opts.buffered,
-		       &st->dev);
+	ret = dev_open_flags(st, dev, st->opts.engine, st->opts.queue_depth,
+			     (st->opts.buffered ? DEV_BUFFERED : 0) |
+			     (st->opts.read_only ? DEV_READ_ONLY : 0), &st->dev);
 	if (ret)
 		goto out_free;
 	ret = load_super(st, dev);
@@ -431,12 +481,13 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	ret = check_geometry(st, dev);
 	if (ret)
 		goto out_close_dev;
-	ret = meta_open(st, meta_dir, false, &st->meta);
+	ret = meta_open_mode(st, meta_dir, st->opts.read_only ? META_RO : META_RW, &st->meta);
 	if (ret)
 		goto out_close_dev;
 	ret = load_meta(st, dev, meta_dir);
+	/* read-only: no replay (a write); reads lay the records over the data */
 	if (!ret)
-		ret = deferred_replay(st);
+		ret = st->opts.read_only ? deferred_load_overlay(st) : deferred_replay(st);
 	if (ret)
 		goto out_close_meta;
 	space_snapshot(st);

@@ -86,6 +86,11 @@ int rawstore_txn_failed_op(const struct rawstore_txn *t)
 	return t->failed_op;
 }
 
+const char *rawstore_txn_errmsg(const struct rawstore_txn *t)
+{
+	return t->errmsg;
+}
+
 static int dup_bytes(void **dst, const void *src, size_t len)
 {
 	*dst = malloc(len ? len : 1);

@@ -89,8 +89,9 @@ void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
 /*
  * Create a store on @dev with metadata in directory @meta_dir (created if
  * missing; must be empty or absent unless force).  @o may be NULL.
- * Errors: -EINVAL bad options, -ENOTBLK @dev is neither a block device nor
- * a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
+ * Errors: -EINVAL bad options or a device whose logical block exceeds
+ * 4096 bytes (refused before anything is created), -ENOTBLK @dev is
+ * neither a block device nor a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
  * rawstore superblock or @meta_dir a database (pass force), -EBUSY in use,
  * or an I/O error.
  */
@@ -129,6 +130,12 @@ struct rawstore_open_opts {
 					 * lists and rebuild the free list from the
 					 * object records (repair of a corrupt free
 					 * list; refused if any record is corrupt) */
+	int read_only;			/* 1: open the device O_RDONLY and RocksDB
+					 * read-only; nothing is written to either,
+					 * and deferred writes left by a crash are not
+					 * replayed: reads see them from their records.
+					 * Transactions, reclaim, fsck repair and
+					 * rebuild_freelist get -EROFS. */
 	/* Space policy; 0 keeps what mkfs (or the last change) recorded, another
 	 * value is recorded. */
 	int zero_policy;		/* enum rawstore_zero_policy */
@@ -147,7 +154,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o);
 /*
  * Open (mount) the store on @dev with metadata in @meta_dir.  @o may be
  * NULL.  The device is opened O_DIRECT|O_EXCL and locked; a second opener
- * gets -EBUSY.
+ * gets -EBUSY (read-only openers share a lock that excludes writers).
  * Errors: -ENOENT missing device or metadata, -ENOTBLK not a device or
  * file, -EMEDIUMTYPE no rawstore superblock, -EUCLEAN both superblock
  * copies corrupt or corrupt metadata, -EPROTO newer format version, -ENXIO

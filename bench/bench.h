@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rawstore-bench internals shared by the backends: one result per
+ * workload cell, reported as a text line or one JSON object.
+ */
+#ifndef RAWSTORE_BENCH_H
+#define RAWSTORE_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cfg {
+	const char *dev, *meta;
+	const char *backend;		/* "rawstore" or "files" */
+	const char *space_policy;	/* NULL: the library's default */
+	const char *tag;		/* JSON members copied into every result line */
+	uint64_t dev_size;		/* bytes, for a temporary file device */
+	uint64_t count;
+	uint64_t objects;		/* 4 MiB objects for overwrite/read */
+	unsigned int qd;		/* transactions in flight */
+	uint32_t min_alloc, inline_max;
+	bool json;
+	bool files_hint;		/* files: fallocate the object size first */
+};
+
+/* One measured cell. */
+struct result {
+	const char *name;
+	uint64_t size, ops, bytes, ns;
+	uint64_t *lat;			/* ops latencies, ns; sorted by report() */
+	uint64_t txns, flushes, syncs;	/* durable transactions and what they cost */
+	uint64_t cpu_ns;		/* user + system time of the process */
+	unsigned int qd;
+};
+
+uint64_t now_ns(void);
+uint64_t cpu_ns(void);
+uint64_t rnd(uint64_t *s);
+void obj_name(char *buf, size_t len, const char *prefix, uint64_t i);
+/*
+ * Parse a workload "NAME[:SIZE][,qd=N][,n=N]" into its parts; *qd and
+ * *count keep their values unless given.  0 or -EINVAL.
+ */
+int parse_workload(const char *w, char *name, size_t nlen, uint64_t *size, unsigned int *qd,
+		   uint64_t *count);
+uint64_t parse_size(const char *s);
+void report(const struct cfg *c, struct result *r);
+/* Text or JSON line for a cell that could not run, with the reason. */
+void report_missing(const struct cfg *c, const char *workload, uint64_t size,
+		    const char *why);
+
+/* The `files` backend: one file per object under c->dev (a directory),
+ * object records in RocksDB under c->meta. */
+int files_run(const struct cfg *c, char **workloads, int n);
+
+#endif
