@@ -480,7 +480,12 @@ int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len)
 
 int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len)
 {
-	return space_verb(d, FALLOC_FL_WRITE_ZEROES, off, len);
+	int ret = space_verb(d, FALLOC_FL_WRITE_ZEROES, off, len);
+
+	/* Block devices take every mode with KEEP_SIZE only. */
+	if (d->g.is_bdev && (ret == -EOPNOTSUPP || ret == -EINVAL))
+		ret = space_verb(d, FALLOC_FL_WRITE_ZEROES | FALLOC_FL_KEEP_SIZE, off, len);
+	return ret;
 }
 
 int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len)

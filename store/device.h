@@ -78,7 +78,8 @@ int dev_flush(struct rs_dev *d);
 #define FALLOC_FL_NO_HIDE_STALE 0x04
 #endif
 /*   write_zeroes:   FALLOC_FL_WRITE_ZEROES (0x80, Linux 6.17 semantics): written
- *                   extents that read zeros, zeroed by the device. */
+ *                   extents that read zeros, zeroed by the device, never by
+ *                   writing zeros (block devices: with KEEP_SIZE). */
 #ifndef FALLOC_FL_WRITE_ZEROES
 #define FALLOC_FL_WRITE_ZEROES 0x80
 #endif

@@ -50,6 +50,7 @@ struct rs_space {
 	bool provisioning;
 	bool zero_refused, punch_refused;	/* the device said EOPNOTSUPP */
 	bool discard_only;		/* thin device without punch: discard */
+	bool wz_refused;		/* FALLOC_FL_WRITE_ZEROES refused: zero-range */
 	uint64_t target, ready_target, prepare_rate, punch_rate;
 
 	pthread_mutex_t lock;		/* round state, stop, kick */
@@ -631,12 +632,13 @@ void space_snapshot(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;
 
-	st->snap.free = st->freeset.total;
+	/* Ranges being zeroed or punched are free (and dirty until done). */
+	st->snap.free = st->freeset.total + sp->inflight.total;
 	st->snap.free_extents = st->freeset.count;
 	st->snap.largest_free = extset_largest(&st->freeset);
 	st->snap.unpunched = st->unpunched.total;
 	sp->snap.zeroed = sp->zeroed.total + sp->ready.total + sp->pending.total;
-	sp->snap.dirty = st->freeset.total - min_u64(st->freeset.total, sp->snap.zeroed);
+	sp->snap.dirty = st->snap.free - min_u64(st->snap.free, sp->snap.zeroed);
 	sp->snap.in_flight = sp->inflight.total;
 	sp->snap.provisioned = sp->provisioned.total;
 }
@@ -938,6 +940,9 @@ static int round_push(struct rawstore *st, struct space_round *r, uint64_t off, 
 	int ret = 0;
 
 	len = min_u64(len, *left);
+	*left -= len;
+	if (!deferred_busy(st, off, len))
+		return pext_push(&r->r, off, len);
 	/* Never a unit a pending deferred write targets: replay would write it. */
 	for (u = off; u < off + len && !ret; u += U) {
 		if (!deferred_busy(st, u, U))
@@ -948,7 +953,6 @@ static int round_push(struct rawstore *st, struct space_round *r, uint64_t off, 
 	}
 	if (!ret && off + len > run)
 		ret = pext_push(&r->r, run, off + len - run);
-	*left -= len;
 	return ret;
 }
 
@@ -1045,8 +1049,17 @@ static void round_io(struct rawstore *st, struct space_round *r)
 				sp->discard_only = true;
 				ret = 1;
 			}
-		} else
+		} else if (!sp->wz_refused) {
+			/* Written zeroed extents, offloaded or refused: preferred. */
+			ret = dev_write_zeroes(st->dev, p->off, p->len);
+			if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+				sp->wz_refused = true;
+				ret = sp->zero_refused ? -EOPNOTSUPP :
+				      dev_zero_range(st->dev, p->off, p->len);
+			}
+		} else {
 			ret = sp->zero_refused ? -EOPNOTSUPP : dev_zero_range(st->dev, p->off, p->len);
+		}
 		r->res[i] = ret;
 		if (ret == -EOPNOTSUPP && r->kind == ROUND_PUNCH && !sp->punch_refused) {
 			sp->punch_refused = true;
@@ -1138,6 +1151,7 @@ static void punch_inline(struct rawstore *st)
 	ret = round_pick(st, &r, UINT64_MAX, false);
 	if (!ret && r.r.n) {
 		round_io(st, &r);
+		rs_crash_check(st, RS_CRASH_SPACE_IO_DONE);
 		ret = round_finish(st, &r);
 		if (!ret)
 			PERF_ADD(st, punched_background, r.done);
@@ -1161,7 +1175,7 @@ void space_after_commit(struct rawstore *st)
 	}
 	if ((sp->punch_mode == RAWSTORE_PUNCH_BACKGROUND && st->unpunched.total) ||
 	    (sp->zero_mode == RAWSTORE_ZERO_PREPARE &&
-	     sp->zeroed.total + sp->ready.total < sp->target)) {
+	     sp->zeroed.total + sp->ready.total < sp->target / 2)) {
 		pthread_mutex_lock(&sp->lock);
 		sp->kick = true;
 		pthread_cond_signal(&sp->cond);
@@ -1306,6 +1320,7 @@ static void *worker_main(void *arg)
 	struct rawstore *st = arg;
 	struct rs_space *sp = st->space;
 	uint64_t wait_ms = TICK_MS;
+	bool filling = true;
 
 	while (!worker_wait(sp, wait_ms, true)) {
 		uint64_t unp, zeroed, dirty, rate = 0;
@@ -1323,8 +1338,13 @@ static void *worker_main(void *arg)
 				PERF_ADD(st, punched_background, (uint64_t)done);
 			rate = sp->punch_rate;
 		}
-		if (done <= 0 && sp->zero_mode == RAWSTORE_ZERO_PREPARE && zeroed < sp->target &&
-		    dirty > unp && round_kind_ok(st, ROUND_ZERO)) {
+		/* Below half the target, zero up to the target: few large rounds. */
+		if (zeroed < sp->target / 2)
+			filling = true;
+		else if (zeroed >= sp->target)
+			filling = false;
+		if (done <= 0 && sp->zero_mode == RAWSTORE_ZERO_PREPARE && filling &&
+		    zeroed < sp->target && dirty > unp && round_kind_ok(st, ROUND_ZERO)) {
 			done = run_round(st, ROUND_ZERO, sp->target - zeroed, false, &err);
 			rate = sp->prepare_rate;
 		}
@@ -1355,11 +1375,15 @@ static void probe_zero(struct rawstore *st)
 		return;
 	len = min_u64(p.len, PROBE_LEN);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	ret = dev_zero_range(st->dev, p.off, len);
+	/* FALLOC_FL_WRITE_ZEROES never falls back: success is offload. */
+	ret = dev_write_zeroes(st->dev, p.off, len);
+	sp->wz_refused = ret == -EOPNOTSUPP || ret == -EINVAL;
+	if (ret)
+		ret = dev_zero_range(st->dev, p.off, len);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	sp->probe_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL +
 		       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
-	sp->offload = !ret && (!g->is_bdev || g->write_zeroes_max > 0);
+	sp->offload = !ret && (!sp->wz_refused || !g->is_bdev || g->write_zeroes_max > 0);
 	if (ret == -EOPNOTSUPP)
 		sp->zero_refused = true;
 	if (!sp->offload)
@@ -1422,7 +1446,8 @@ int space_start(struct rawstore *st)
 	sp->punch_mode = sp->rec.punch;
 	sp->provisioning = g->is_bdev ? g->provision_max > 0 :
 			   sp->rec.prealloc <= RAWSTORE_PREALLOC_NONE;
-	probe_zero(st);
+	if (sp->rec.zero != RAWSTORE_ZERO_PAD)
+		probe_zero(st);	/* padding needs no probe (nor its write) */
 	sp->zero_mode = sp->rec.zero;
 	if (sp->zero_mode == RAWSTORE_ZERO_AUTO)
 		sp->zero_mode = sp->offload ? RAWSTORE_ZERO_PREPARE : RAWSTORE_ZERO_PAD;

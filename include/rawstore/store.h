@@ -186,7 +186,8 @@ struct rawstore_statfs {
 	uint32_t min_alloc_size;	/* bytes */
 	uint32_t reserved0;
 	uint64_t zeroed;		/* free bytes known to read zeros */
-	uint64_t dirty;			/* free bytes holding old data (incl. unpunched) */
+	uint64_t dirty;			/* free bytes holding old data (incl. unpunched
+					 * and in_flight); zeroed + dirty = free */
 	uint64_t in_flight;		/* free bytes being zeroed or punched right now */
 	uint64_t provisioned;		/* bytes this store provisioned (thin devices
 					 * and files) since open, and not punched */
@@ -255,8 +256,12 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p);
 
 /*
  * Punch (discard, with zeroes guaranteed) every freed range not yet
- * punched.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole
- * (the ranges stay tracked), or an I/O error.
+ * punched; punched ranges become zeroed free space.  Units that a pending
+ * deferred write targets are punched only after its record was deleted
+ * (the device is flushed first).  On a thin device without write-zeroes
+ * (dm-thin) the ranges are discarded instead: returned to the pool, still
+ * dirty.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole (the
+ * ranges stay tracked), or an I/O error.
  */
 int rawstore_reclaim(struct rawstore *st);
 

@@ -29,6 +29,7 @@ static void usage(FILE *f)
 		"  stat    DEV META COLL NAME       one object's size and allocation\n"
 		"  cat     DEV META COLL NAME       write an object's data to stdout\n"
 		"  reclaim DEV META                 punch freed ranges not yet punched\n"
+		"  prepare [--max-bytes N] DEV META zero dirty free space ahead\n"
 		"  version                          print the library version\n"
 		"sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
 		"exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
@@ -559,6 +560,49 @@ static int cmd_reclaim(int argc, char **argv)
 	return 0;
 }
 
+/* rawstore prepare [--max-bytes N] DEV META: zero dirty free space ahead. */
+static int cmd_prepare(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "max-bytes", required_argument, 0, 'm' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct rawstore_statfs s;
+	struct rawstore *st;
+	uint64_t max = 0;
+	int64_t done;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			max = parse_size(optarg);
+			break;
+		case 'h':
+			printf("usage: rawstore prepare [--max-bytes N] DEV META\n"
+			       "zero dirty free space now (FALLOC_FL_ZERO_RANGE), so that writes of\n"
+			       "partial allocation units find zeroed space; all of it by default\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	ret = open_store(argc, argv, &st);
+	if (ret)
+		return ret;
+	done = rawstore_prepare(st, max);
+	s.struct_size = sizeof(s);
+	rawstore_statfs(st, &s);
+	rawstore_close(st);
+	if (done < 0)
+		return fail("prepare", (int)done);
+	printf("zeroed %" PRId64 " bytes; free space: %" PRIu64 " zeroed, %" PRIu64 " dirty\n",
+	       done, s.zeroed, s.dirty);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -594,6 +638,8 @@ int main(int argc, char **argv)
 		return cmd_stat_cat(argc, argv, true);
 	if (!strcmp(cmd, "reclaim"))
 		return cmd_reclaim(argc, argv);
+	if (!strcmp(cmd, "prepare"))
+		return cmd_prepare(argc, argv);
 	fprintf(stderr, "rawstore: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

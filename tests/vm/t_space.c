@@ -2,8 +2,9 @@
 /*
  * t_space: the space layer of librawstore on the guest's real devices.
  *
- *   t_space zeroed DEV yes|no   mkfs starts zeroed exactly when the device
- *                               zeroes cheaply (write-zeroes: yes); partial-
+ *   t_space zeroed DEV yes|no|auto  mkfs starts zeroed exactly when the
+ *                               device zeroes cheaply (write-zeroes: yes; auto:
+ *                               as sysfs write_zeroes_max_bytes says); partial-
  *                               unit writes (64 KiB units) then write only
  *                               their blocks, else they pad; never a read.
  *   t_space loop DEV BACKING    loop over a sparse file: reclaim punches the
@@ -163,6 +164,18 @@ static int t_zeroed(const char *dev, bool want_zeroed)
 			 (unsigned long long)(p1.pad_bytes - p0.pad_bytes));
 	kt_check(read_eq("p", 0, z, 4096) && read_eq("p", 4096, d, 4096),
 		 "reads: zeros, then the data (never the stale bytes)");
+	fsck_clean();
+	kt_expect_eq(rawstore_close(st), 0, "close");
+	/* auto: the open-time probe finds zero-range offloaded exactly when the
+	 * device has write-zeroes, and prepares only then */
+	oo.zero_policy = RAWSTORE_ZERO_AUTO;
+	if (rawstore_open(dev, META, &oo, &st))
+		kt_fatal("reopen: %s", rawstore_errmsg());
+	rawstore_get_info(st, &i);
+	kt_check(i.zero_offload == (kt_queue_attr(dev, "write_zeroes_max_bytes") > 0) &&
+		 !strcmp(i.zero_policy, i.zero_offload ? "prepare" : "pad"),
+		 "auto: zero-range offload %d (probe %llu us), policy %s", i.zero_offload,
+		 (unsigned long long)(i.zero_probe_ns / 1000), i.zero_policy);
 	fsck_clean();
 	kt_expect_eq(rawstore_close(st), 0, "close");
 	return kt_done();
@@ -347,8 +360,14 @@ static int t_stale(const char *file)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 4 && !strcmp(argv[1], "zeroed"))
-		return t_zeroed(argv[2], !strcmp(argv[3], "yes"));
+	if (argc >= 4 && !strcmp(argv[1], "zeroed")) {
+		bool want = !strcmp(argv[3], "yes");
+
+		/* auto: zeroed exactly when the device advertises write-zeroes */
+		if (!strcmp(argv[3], "auto"))
+			want = kt_queue_attr(argv[2], "write_zeroes_max_bytes") > 0;
+		return t_zeroed(argv[2], want);
+	}
 	if (argc >= 4 && !strcmp(argv[1], "loop"))
 		return t_loop(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "thin"))

@@ -1,6 +1,7 @@
 # v_space.sh: the space layer (t_space) on the guest's devices: virtio-blk
 # with write-zeroes (mkfs zeroes: partial units write only their blocks)
-# and without (free space dirty: partial units pad), a loop device over a
+# and without (free space dirty: partial units pad), scsi_debug with and
+# without WRITE SAME/UNMAP, a loop device over a
 # sparse file (reclaim punches the backing file by exactly the freed bytes),
 # dm-thin (ENOSPC at provision time; reclaim returns pool blocks), and a
 # store inside a NO_HIDE_STALE file on ext4 (no stale byte reaches a read).
@@ -12,6 +13,21 @@ sp_scratch=/dev/disk/scratch
 
 kt_run space/virtio-wz t_space zeroed /dev/disk/vblk yes
 kt_run space/virtio-nowz t_space zeroed /dev/disk/vnowz no
+
+# scsi_debug with WRITE SAME + UNMAP (zeroing), then with neither
+for sd in "lbpu=1 lbpws=1 lbprz=1:wsame" "lbpu=0 lbpws=0 lbpws10=0 lbprz=0:plain"; do
+	params=${sd%%:*} tag=${sd##*:}
+	if modprobe scsi_debug dev_size_mb=64 sector_size=512 $params 2> /tmp/kt-modprobe; then
+		if dev=$(scsi_debug_dev); then
+			kt_run space/scsi_debug-$tag t_space zeroed "$dev" auto
+		else
+			kt_result space/scsi_debug-$tag FAIL "no scsi_debug disk appeared"
+		fi
+		rmmod scsi_debug
+	else
+		kt_result space/scsi_debug-$tag FAIL "modprobe scsi_debug: $(cat /tmp/kt-modprobe)"
+	fi
+done
 
 # loop over a sparse file on ext4 (a slice of the scratch disk)
 dmsetup create space-fs --table "0 $((512 * 2048)) linear $sp_scratch 0"
