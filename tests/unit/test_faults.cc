@@ -153,6 +153,28 @@ TEST_F(FaultTest, FailedReadReturnsEio)
 	ExpectClean();
 }
 
+/*
+ * The block layer reports a medium error as -ENODATA, a dead path as
+ * -ENOLINK, an offline device as -ENODEV: to callers each is -EIO
+ * (-ENODATA means "no such attribute" in rawstore's API).
+ */
+TEST_F(FaultTest, DeviceStatusesBecomeEio)
+{
+	Populate();
+	std::string buf(100000, 0);
+	for (int e : { ENODATA, EILSEQ, ENOLINK, EREMOTEIO, ETIMEDOUT, ENODEV, EBUSY }) {
+		rs_debug_fail_io(RS_IO_READ, 1, e, 1);
+		EXPECT_EQ(rawstore_read(st, "c", "a", 1, 0, &buf[0], buf.size()), -EIO)
+			<< strerror(e);
+		rs_debug_fail_io(RS_IO_WRITE, 1, e, 1);
+		EXPECT_EQ(Write("c", "n", 0, pattern(40000, 17)), -EIO) << strerror(e);
+		EXPECT_FALSE(Exists("n"));
+	}
+	rs_debug_fail_io(0, 0, 0, 0);
+	ExpectModel();
+	ExpectClean();
+}
+
 /* A deep fsck whose reads fail reports it instead of passing. */
 TEST_F(FaultTest, FailedReadFailsDeepFsck)
 {
