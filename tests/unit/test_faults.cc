@@ -503,3 +503,45 @@ TEST_F(MetaEnospcTest, FullMetadataFsThenSpaceFreed)
 	Put("later", pattern(8000, 31));
 	ExpectModel();
 }
+
+/* Opening a store whose metadata file system is already full. */
+TEST_F(MetaEnospcTest, OpenOnAFullMetadataFs)
+{
+	if (!why.empty())
+		GTEST_SKIP() << "no tmpfs for the metadata: " << why;
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	meta = mnt + "/meta";
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	Populate();
+	std::string upd = pattern(3000, 40); /* leave a deferred record to replay */
+	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1);
+	ASSERT_EQ(Write("c", "a", 2000, upd), 0);
+	model["a"].replace(2000, upd.size(), upd);
+	EXPECT_EQ(rawstore_close(st), -EIO);
+	st = nullptr;
+	std::string filler = mnt + "/filler";
+	ASSERT_GT(fill_fs(filler), 0u);
+	int r = Open();
+	printf("open on a full metadata file system: %s (%s)\n", strerror(-r),
+	       r ? rawstore_errmsg() : "replayed");
+	if (r) {
+		/* refused with the reason, and nothing changed */
+		EXPECT_EQ(r, -ENOSPC) << rawstore_errmsg();
+		st = nullptr;
+	} else {
+		ExpectModel();
+		EXPECT_EQ(rawstore_close(st), 0);
+		st = nullptr;
+	}
+	ASSERT_EQ(unlink(filler.c_str()), 0);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ExpectModel();
+	ExpectClean();
+	Put("later", pattern(8000, 41));
+	ExpectModel();
+}
