@@ -874,6 +874,10 @@ int main(int argc, char **argv)
 		       rawstore_version(), c.dev, info.is_block_device ? "block device" : "file",
 		       info.direct_io ? "direct" : "buffered", info.io_engine, info.min_alloc_size,
 		       info.inline_max);
+	if (!c.json)
+		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d\n",
+		       info.zero_policy, info.zero_offload, info.punch_policy, info.prealloc_policy,
+		       info.provisioning);
 	for (i = optind; i < argc && !ret; i++) {
 		if (!strcmp(argv[i], "core")) {
 			size_t k;

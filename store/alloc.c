@@ -340,6 +340,19 @@ bool extset_next(const struct extset *s, uint64_t off, struct pext *out)
 	return true;
 }
 
+bool extset_find(const struct extset *s, uint64_t off, struct pext *out)
+{
+	struct ext_node *n = floor_node(s, off);
+
+	if (!n || n->off + n->len <= off)
+		n = ceil_node(s, off);
+	if (!n)
+		return false;
+	out->off = n->off;
+	out->len = n->len;
+	return true;
+}
+
 /* Take [off, off+len) out of node @n, which contains it. */
 static void carve(struct extset *s, struct ext_node *n, uint64_t off, uint64_t len)
 {
@@ -347,7 +360,22 @@ static void carve(struct extset *s, struct ext_node *n, uint64_t off, uint64_t l
 	(void)n;
 }
 
+static int alloc(struct extset *s, uint64_t len, uint64_t hint, uint64_t want, bool split,
+		 struct pext **out);
+
 int extset_alloc(struct extset *s, uint64_t len, uint64_t hint, uint64_t want,
+		 struct pext **out)
+{
+	return alloc(s, len, hint, want, true, out);
+}
+
+int extset_alloc_contig(struct extset *s, uint64_t len, uint64_t hint, uint64_t want,
+			struct pext **out)
+{
+	return alloc(s, len, hint, want, false, out);
+}
+
+static int alloc(struct extset *s, uint64_t len, uint64_t hint, uint64_t want, bool split,
 		 struct pext **out)
 {
 	struct pext *v = NULL;
@@ -384,6 +412,8 @@ int extset_alloc(struct extset *s, uint64_t len, uint64_t hint, uint64_t want,
 		*out = v;
 		return 1;
 	}
+	if (!split)
+		return -ENOSPC;
 	while (len) {
 		uint64_t take;
 

@@ -53,6 +53,8 @@ int extset_walk(const struct extset *s, int (*fn)(void *arg, uint64_t off, uint6
 		void *arg);
 /* First extent at or after @off; false if none. */
 bool extset_next(const struct extset *s, uint64_t off, struct pext *out);
+/* First extent that ends after @off (it may contain @off); false if none. */
+bool extset_find(const struct extset *s, uint64_t off, struct pext *out);
 
 /*
  * Allocate @len bytes (a multiple of the caller's unit) as one or more
@@ -64,6 +66,10 @@ bool extset_next(const struct extset *s, uint64_t off, struct pext *out);
  */
 int extset_alloc(struct extset *s, uint64_t len, uint64_t hint, uint64_t want,
 		 struct pext **out);
+
+/* As extset_alloc, but one extent or -ENOSPC. */
+int extset_alloc_contig(struct extset *s, uint64_t len, uint64_t hint, uint64_t want,
+			struct pext **out);
 
 /* 1 - largest / total: 0 for one free extent, towards 1 when fragmented. */
 double extset_frag_score(const struct extset *s);

@@ -19,14 +19,78 @@ enum rs_crash {
 	RS_CRASH_BEFORE_COMMIT = 4,	/* flushed, metadata not committed */
 	RS_CRASH_AFTER_COMMIT = 5,	/* committed, not acknowledged */
 	RS_CRASH_BEFORE_DEFERRED = 6,	/* committed, deferred data not applied */
-	RS_CRASH_MAX = 7,
+	RS_CRASH_SPACE_PICKED = 7,	/* space round: ranges taken out, not yet
+					 * zeroed/punched */
+	RS_CRASH_SPACE_IO_DONE = 8,	/* zeroed/punched and flushed, not recorded */
+	RS_CRASH_SPACE_CLAIM = 9,	/* zeroed space claimed for writes (synced) */
+	RS_CRASH_SPACE_RECORDED = 10,	/* the round's result committed */
+	/* Not on the commit path (numbers from 16: the commit path may grow). */
+	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
+	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
+	/* 18: reclaim between punch and record is RS_CRASH_SPACE_IO_DONE */
+	RS_CRASH_FSCK_REPAIR = 19,	/* fsck: repairs staged, not committed */
+	RS_CRASH_REBUILD_FREELIST = 20,	/* open: free list rebuilt, not committed */
+	RS_CRASH_MKFS_META = 21,	/* mkfs: metadata written, no superblock */
+	RS_CRASH_MKFS_BACKUP_SB = 22,	/* mkfs: backup superblock written, not the
+					 * primary */
+	RS_CRASH_MAX = 23,
 };
 
 #define RS_CRASH_EXIT 86
 
 void rs_debug_set_crash_point(int point, int countdown);
+
+/*
+ * Failure injection: the countdown-th time the commit thread reaches the
+ * point, the operation fails as if out of memory (or as the point says).
+ */
+enum rs_fail {
+	RS_FAIL_NONE = 0,
+	RS_FAIL_GROUP_APPEND = 1,	/* appending a txn's allocations or frees to
+					 * its commit group: -ENOMEM */
+	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
+	RS_FAIL_DATA_WRITE = 3,		/* a pipelined data write completes with -EIO */
+	RS_FAIL_MAX = 4,
+};
+
+void rs_debug_set_fail_point(int point, int countdown);
+/*
+ * Device faults: the countdown-th device operation of a kind in @kinds
+ * (RS_IO_* bits) and the next @times - 1 ones (all later ones for @times 0)
+ * report -@err (a positive errno).  A failing read also overwrites the
+ * caller's buffer (0xe1), so bytes of a failed read are never correct by
+ * chance.  The operation itself is done first, like a device that fails
+ * after a transfer.  kinds 0 turns injection off.
+ */
+enum rs_io_kind {
+	RS_IO_READ = 1 << 0,
+	RS_IO_WRITE = 1 << 1,
+	RS_IO_FLUSH = 1 << 2,
+	RS_IO_ZERO = 1 << 3,		/* dev_zero_range */
+	RS_IO_PUNCH = 1 << 4,		/* dev_punch_hole */
+	RS_IO_PROVISION = 1 << 5,	/* dev_provision, dev_prealloc_stale */
+};
+
+void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
+/*
+ * Make the space verbs of @kinds (RS_IO_ZERO, RS_IO_PUNCH, RS_IO_PROVISION)
+ * answer -EOPNOTSUPP without touching the device, as a device or file
+ * system that cannot do them; 0 turns it off.
+ */
+void rs_debug_refuse_space(unsigned int kinds);
+/* Faults injected since the last rs_debug_fail_io(). */
+unsigned int rs_debug_io_faults(void);
+
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
+/* Make regular files report this logical block size (0: the usual 4096). */
+void rs_debug_file_logical_block(unsigned int bytes);
+
+struct rawstore;
+/* Read every free range the store holds as zeroed (recorded, ready or
+ * pending) from the device: 0 if all read zeros, -EUCLEAN (message names
+ * the offset) if one does not.  Runs on the commit thread. */
+int rs_debug_check_zeroed(struct rawstore *st);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@ struct rs_dev {
 	io_context_t aio;
 	struct rawstore *st;
 	int broken;			/* the ring is in an unknown state */
+	bool read_only;			/* O_RDONLY: writes and space verbs -EROFS */
 };
 
 static uint64_t sysfs_u64(const char *dir, const char *file)
@@ -76,9 +77,17 @@ static void bdev_sysfs(struct rs_dev *d, dev_t rdev)
 			 minor(rdev));
 	d->g.discard_max = sysfs_u64(q, "discard_max_bytes");
 	d->g.write_zeroes_max = sysfs_u64(q, "write_zeroes_max_bytes");
+	d->g.provision_max = sysfs_u64(q, "provision_max_bytes");
 	d->g.write_cache = true;
 	if (!sysfs_str(q, "write_cache", s, sizeof(s)) && !strncmp(s, "write through", 13))
 		d->g.write_cache = false;
+}
+
+static unsigned int file_block;
+
+void rs_debug_file_logical_block(unsigned int bytes)
+{
+	file_block = bytes;
 }
 
 static int dev_geometry(struct rs_dev *d, const char *path)
@@ -102,8 +111,8 @@ static int dev_geometry(struct rs_dev *d, const char *path)
 	} else {
 		/* A regular file stands in for a device with 4 KiB blocks. */
 		d->g.size = (uint64_t)sb.st_size;
-		d->g.logical_block = 4096;
-		d->g.physical_block = 4096;
+		d->g.logical_block = file_block ? file_block : 4096;
+		d->g.physical_block = d->g.logical_block;
 		d->g.write_cache = true;
 	}
 	return 0;
@@ -143,9 +152,16 @@ static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
 int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
 	     unsigned int qd, bool buffered, struct rs_dev **out)
 {
+	return dev_open_flags(st, path, engine, qd, buffered ? DEV_BUFFERED : 0, out);
+}
+
+int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
+		   unsigned int qd, unsigned int oflags, struct rs_dev **out)
+{
+	bool buffered = oflags & DEV_BUFFERED, ro = oflags & DEV_READ_ONLY;
 	struct rs_dev *d;
 	struct stat sb;
-	int flags = O_RDWR | O_CLOEXEC;
+	int flags = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	int ret;
 
 	if (stat(path, &sb))
@@ -159,7 +175,8 @@ int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engi
 		return -ENOMEM;
 	d->st = st;
 	d->qd = qd ? qd : 64;
-	if (S_ISBLK(sb.st_mode))
+	d->read_only = ro;
+	if (S_ISBLK(sb.st_mode) && !ro)
 		flags |= O_EXCL;
 	d->fd = open(path, flags | (buffered ? 0 : O_DIRECT));
 	if (d->fd < 0 && errno == EINVAL && !buffered && S_ISREG(sb.st_mode)) {
@@ -179,7 +196,17 @@ int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engi
 		goto out_free;
 	}
 	d->g.direct = !buffered;
-	if (flock(d->fd, LOCK_EX | LOCK_NB)) {
+	/* The kernel lets O_RDWR open a read-only disk and fails the writes. */
+	if (!ro && S_ISBLK(sb.st_mode)) {
+		int bdev_ro = 0;
+
+		if (!ioctl(d->fd, BLKROGET, &bdev_ro) && bdev_ro) {
+			ret = rs_err(st, -EROFS, "%s: the device is read-only (open it read-only)",
+				     path);
+			goto out_close;
+		}
+	}
+	if (flock(d->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
 		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		rs_err(st, ret, "%s: device is locked by another opener", path);
 		goto out_close;
@@ -351,6 +378,32 @@ static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 	return ret;
 }
 
+/*
+ * Every I/O batch, flush and space verb completes here: first the test
+ * hook (debug.h, rs_debug_fail_io), then the kernel's block-layer status
+ * becomes the store's errno.  A failed transfer is -EIO whatever status
+ * the device gave (a medium error is -ENODATA, which in rawstore's API
+ * means a missing attribute; -EBUSY and -ENODEV mean other things too);
+ * -ENOSPC (thin pools), -EOPNOTSUPP and -EINVAL keep their meaning.
+ */
+static int dev_done(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
+{
+	ret = rs_fault_io(kind, ret, ios, n);
+	switch (ret) {
+	case -ENODATA:		/* BLK_STS_MEDIUM */
+	case -EILSEQ:		/* BLK_STS_PROTECTION */
+	case -ETIMEDOUT:	/* BLK_STS_TIMEOUT */
+	case -ENOLINK:		/* BLK_STS_TRANSPORT */
+	case -EREMOTEIO:	/* BLK_STS_TARGET */
+	case -EBADE:		/* BLK_STS_NEXUS */
+	case -EBUSY:		/* BLK_STS_DEV_RESOURCE */
+	case -ENODEV:		/* BLK_STS_OFFLINE */
+	case -EREMCHG:		/* BLK_STS_DM_REQUEUE */
+		return -EIO;
+	}
+	return ret;
+}
+
 int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 {
 	struct rawstore_perf *p = d->st ? &d->st->perf : NULL;
@@ -358,6 +411,8 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
+		if (ios[i].write && d->read_only)
+			return -EROFS;
 		if (!is_aligned(ios[i].off, d->g.logical_block) ||
 		    !is_aligned(ios[i].len, d->g.logical_block) ||
 		    ios[i].off + ios[i].len > d->g.size)
@@ -384,7 +439,7 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 			ret = aio_batch(d, ios + i, cnt);
 	}
 	pthread_mutex_unlock(&d->lock);
-	return ret;
+	return dev_done(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
 }
 
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
@@ -403,21 +458,28 @@ int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len)
 
 int dev_flush(struct rs_dev *d)
 {
+	if (d->read_only)
+		return -EROFS;
 	if (!d->g.write_cache)
 		return 1;
-	if (fdatasync(d->fd))
-		return -errno;
-	return 0;
+	return dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
 }
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 {
+	unsigned int kind = mode & FALLOC_FL_PUNCH_HOLE ? RS_IO_PUNCH :
+			    mode & FALLOC_FL_ZERO_RANGE ? RS_IO_ZERO : RS_IO_PROVISION;
+
+	if (d->read_only)
+		return -EROFS;
 	if (!len || !is_aligned(off, d->g.logical_block) ||
 	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
 		return -EINVAL;
-	if (fallocate(d->fd, mode, (off_t)off, (off_t)len))
-		return -errno;
-	return 0;
+	/* test hook (debug.h): a device that cannot */
+	if (rs_space_refused(kind))
+		return -EOPNOTSUPP;
+	return dev_done(kind, fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0,
+			NULL, 0);
 }
 
 int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len)
@@ -438,4 +500,22 @@ int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len)
 int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len)
 {
 	return space_verb(d, FALLOC_FL_NO_HIDE_STALE, off, len);
+}
+
+int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	int ret = space_verb(d, FALLOC_FL_WRITE_ZEROES, off, len);
+
+	/* Block devices take every mode with KEEP_SIZE only. */
+	if (d->g.is_bdev && (ret == -EOPNOTSUPP || ret == -EINVAL))
+		ret = space_verb(d, FALLOC_FL_WRITE_ZEROES | FALLOC_FL_KEEP_SIZE, off, len);
+	return ret;
+}
+
+int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	if (!d->g.is_bdev)
+		return -EOPNOTSUPP;
+	return space_verb(d, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE | FALLOC_FL_NO_HIDE_STALE,
+			  off, len);
 }

@@ -22,6 +22,7 @@ struct rs_dev_geom {
 	uint32_t physical_block;	/* bytes */
 	uint64_t discard_max;		/* bytes, 0 = none/unknown */
 	uint64_t write_zeroes_max;	/* bytes, 0 = none/unknown */
+	uint64_t provision_max;		/* bytes, 0 = none (queue/provision_max_bytes) */
 	bool is_bdev;
 	bool write_cache;		/* volatile cache: flush needed */
 	bool direct;			/* O_DIRECT in use */
@@ -40,6 +41,13 @@ struct rs_io {
  */
 int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
 	     unsigned int qd, bool buffered, struct rs_dev **out);
+/* dev_open with DEV_* flags.  DEV_READ_ONLY opens O_RDONLY without O_EXCL,
+ * takes a shared flock (a writer's exclusive one excludes it), and refuses
+ * writes and space verbs with -EROFS. */
+#define DEV_BUFFERED	(1U << 0)
+#define DEV_READ_ONLY	(1U << 1)
+int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
+		   unsigned int qd, unsigned int flags, struct rs_dev **out);
 void dev_close(struct rs_dev *d);
 const struct rs_dev_geom *dev_geom(const struct rs_dev *d);
 const char *dev_engine_name(const struct rs_dev *d);
@@ -69,9 +77,20 @@ int dev_flush(struct rs_dev *d);
 #ifndef FALLOC_FL_NO_HIDE_STALE
 #define FALLOC_FL_NO_HIDE_STALE 0x04
 #endif
+/*   write_zeroes:   FALLOC_FL_WRITE_ZEROES (0x80, Linux 6.17 semantics): written
+ *                   extents that read zeros, zeroed by the device, never by
+ *                   writing zeros (block devices: with KEEP_SIZE). */
+#ifndef FALLOC_FL_WRITE_ZEROES
+#define FALLOC_FL_WRITE_ZEROES 0x80
+#endif
 int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_punch_hole(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_provision(struct rs_dev *d, uint64_t off, uint64_t len);
 int dev_prealloc_stale(struct rs_dev *d, uint64_t off, uint64_t len);
+int dev_write_zeroes(struct rs_dev *d, uint64_t off, uint64_t len);
+/*   discard:        block devices only: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE (patch
+ *                   0001), a plain discard that returns thin space but promises
+ *                   no zeros (dm-thin has no write-zeroes, so punch_hole fails). */
+int dev_discard(struct rs_dev *d, uint64_t off, uint64_t len);
 
 #endif /* RAWSTORE_DEVICE_H */

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "debug.h"
+#include "decode.h"
 #include "internal.h"
+#include "space.h"
 #include "util.h"
 
 struct used {
@@ -28,7 +31,11 @@ struct fsck {
 	struct objref *objs;
 	size_t n_objs, cap_objs;
 	uint64_t *nids;			/* sorted */
-	uint64_t corrupt_onodes;	/* their extents are unknown: no leak repair */
+	/* Object records that do not decode (or whose key does not parse):
+	 * their extents and object ids are unknown, so no space they might
+	 * use is freed and no record they might own is deleted. */
+	uint64_t corrupt_onodes;
+	uint64_t bad_keys;		/* object records whose key does not parse */
 };
 
 static const char *const kind_names[] = {
@@ -117,6 +124,8 @@ static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs
 			       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
 			continue;
 		}
+		/* unreplayed deferred writes of a read-only store (none otherwise) */
+		deferred_overlay(st, buf, e->pofs + done, len);
 		fk->r.bytes_checked += len;
 		for (pos = 0; pos < len; pos += cb) {
 			if (rs_crc32c(buf + pos, cb) == e->crcs[(done + pos) / cb])
@@ -150,13 +159,14 @@ static int check_onode(struct fsck *fk, struct objref *obj, const struct rs_onod
 
 		fk->r.extents++;
 		if (!is_aligned(e->pofs | e->len | e->lofs, U) || e->pofs < st->data_start ||
-		    e->pofs + e->len > st->data_end) {
+		    e->pofs > st->data_end || e->len > st->data_end - e->pofs) {
 			report(fk, RAWSTORE_FSCK_BAD_EXTENT, obj, e->pofs, e->len, 0,
 			       "extent at object offset %llu is misaligned or outside the "
 			       "data area", (unsigned long long)e->lofs);
 			continue;
 		}
-		if (e->lofs < last_end || e->lofs + e->len > round_up(o->size, U))
+		if (e->lofs < last_end || e->lofs > round_up(o->size, U) ||
+		    e->len > round_up(o->size, U) - e->lofs)
 			report(fk, RAWSTORE_FSCK_BAD_MAP, obj, e->pofs, e->len, 0,
 			       "extent at object offset %llu overlaps another or lies past "
 			       "the size %llu", (unsigned long long)e->lofs,
@@ -206,6 +216,8 @@ static int scan_onodes(struct fsck *fk)
 		memset(obj, 0, sizeof(*obj));
 		cl = kl >= 2 ? (size_t)(((unsigned char)k[0] << 8) | (unsigned char)k[1]) : 0;
 		if (kl < 2 || cl == 0 || cl > RAWSTORE_COLL_NAME_MAX || kl <= 2 + cl) {
+			fk->corrupt_onodes++;
+			fk->bad_keys++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
 			       "malformed object key of %zu bytes", kl);
 			continue;
@@ -227,12 +239,16 @@ static int scan_onodes(struct fsck *fk)
 			       "object in missing collection %s", obj->coll);
 		else if (!r)
 			rocksdb_free(cv);
-		r = onode_decode(v, vl, st->csum_block, &o);
+		r = onode_decode(v, vl, &st->lim, &o);
+		if (r == -ENOMEM) {
+			ret = r;
+			break;
+		}
 		if (r) {
 			fk->corrupt_onodes++;
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, obj, 0, 0, 0,
-			       "object record in %s fails its checksum or does not decode",
-			       obj->coll);
+			       "object record in %s fails its checksum or does not decode "
+			       "(%s)", obj->coll, rawstore_errmsg());
 			continue;
 		}
 		obj->nid = o.nid;
@@ -321,7 +337,16 @@ static int check_shared(struct fsck *fk)
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		uint64_t off = kl == 8 ? get_be64(k) : 0, extra = vl == 4 ? get_le32(v) : 0;
+		struct rs_ref_rec ref;
+		uint64_t off, extra;
+
+		if (decode_ref_rec(k, kl, v, vl, &st->lim, &ref)) {
+			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0, "%s",
+			       rawstore_errmsg());
+			continue;
+		}
+		off = ref.off;
+		extra = ref.extra;
 
 		for (; j < n && au[j] < off; j++)
 			report(fk, RAWSTORE_FSCK_SHARED, NULL, au[j], U, 0,
@@ -350,11 +375,22 @@ out_free:
 	return ret;
 }
 
-/* Walk used and free extents in device order looking for overlaps and gaps. */
+static uint64_t end_of(uint64_t off, uint64_t len)
+{
+	return len > UINT64_MAX - off ? UINT64_MAX : off + len;
+}
+
+/*
+ * Walk used and free extents in device order looking for overlaps and gaps.
+ * An overlap is reported whichever of the two sorts first: a used extent
+ * that starts inside a free one, and a free extent that starts inside a
+ * used one.
+ */
 static int check_space(struct fsck *fk)
 {
 	struct rawstore *st = fk->st;
-	uint64_t pos = st->data_start, last_free_end = 0;
+	uint64_t pos = st->data_start, free_end = 0, used_end = 0;
+	const struct objref *used_end_obj = NULL;	/* owns the used extent ending there */
 	struct rs_iter *it;
 	size_t ui = 0;
 	char p = 'F';
@@ -368,10 +404,9 @@ static int check_space(struct fsck *fk)
 	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
 	if (ret)
 		return ret;
-	ui = 0;
 	for (;;) {
-		uint64_t foff = UINT64_MAX, flen = 0, off, len;
-		bool is_free = false;
+		uint64_t foff = UINT64_MAX, flen = 0, off, len, end, other_end;
+		const struct objref *obj = NULL;	/* of the used extent */
 
 		if (meta_iter_valid(it)) {
 			size_t kl, vl;
@@ -390,23 +425,38 @@ static int check_space(struct fsck *fk)
 		if (ui < fk->n_used && fk->used[ui].off <= foff) {
 			off = fk->used[ui].off;
 			len = fk->used[ui].len;
+			end = end_of(off, len);
+			obj = &fk->objs[fk->used[ui].obj];
 			ui++;
+			other_end = free_end;
+			if (end > used_end)
+				used_end_obj = obj;
+			used_end = max_u64(used_end, end);
 		} else if (foff != UINT64_MAX) {
 			off = foff;
 			len = flen;
-			is_free = true;
+			end = end_of(off, len);
 			meta_iter_next(it);
 			if (!len || !is_aligned(off | len, st->min_alloc) ||
-			    off < st->data_start || off + len > st->data_end ||
-			    off < last_free_end || (last_free_end && off == last_free_end))
+			    off < st->data_start || off > st->data_end ||
+			    len > st->data_end - off || off < free_end ||
+			    (free_end && off == free_end))
 				report(fk, RAWSTORE_FSCK_BAD_FREELIST, NULL, off, len, 0,
 				       "free extent [%llu, +%llu) is misaligned, out of range, "
 				       "unsorted or not merged", (unsigned long long)off,
 				       (unsigned long long)len);
-			last_free_end = off + len;
+			other_end = used_end;
+			obj = used_end_obj;
+			free_end = max_u64(free_end, end);
 		} else {
 			break;
 		}
+		if (off < other_end)
+			report(fk, RAWSTORE_FSCK_USED_AND_FREE, obj, off,
+			       min_u64(end, other_end) - off,
+			       0, "device range [%llu, +%llu) is both used and free",
+			       (unsigned long long)off,
+			       (unsigned long long)(min_u64(end, other_end) - off));
 		if (off > pos) {
 			/* A corrupt onode may own the "leaked" space: never free it then. */
 			bool fix = fk->o.repair && !fk->corrupt_onodes;
@@ -418,12 +468,8 @@ static int check_space(struct fsck *fk)
 			report(fk, RAWSTORE_FSCK_LEAK, NULL, pos, off - pos, fix,
 			       "%llu bytes at device offset %llu are neither used nor free",
 			       (unsigned long long)(off - pos), (unsigned long long)pos);
-		} else if (off < pos && is_free) {
-			report(fk, RAWSTORE_FSCK_USED_AND_FREE, NULL, off, min_u64(pos - off, len),
-			       0, "device range at %llu is both used and free",
-			       (unsigned long long)off);
 		}
-		pos = max_u64(pos, off + len);
+		pos = max_u64(pos, end);
 	}
 	if (pos < st->data_end) {
 		bool fix = fk->o.repair && !fk->corrupt_onodes &&
@@ -482,6 +528,7 @@ static int check_orphans(struct fsck *fk, char type)
 		size_t kl;
 		const char *k = meta_iter_key(it, &kl);
 		uint64_t nid;
+		bool fix;
 
 		if (kl < 8) {
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL, 0, 0, 0,
@@ -491,16 +538,19 @@ static int check_orphans(struct fsck *fk, char type)
 		nid = get_be64(k);
 		if (bsearch(&nid, fk->nids, fk->n_objs, sizeof(uint64_t), cmp_u64))
 			continue;
-		if (fk->o.repair) {
+		/* An object record that does not decode may be its owner. */
+		fix = fk->o.repair && !fk->corrupt_onodes;
+		if (fix) {
 			size_t fl;
 			const char *fkey = meta_iter_full_key(it, &fl);
 
 			rocksdb_writebatch_wi_delete(st->wb, fkey, fl);
 		}
-		report(fk, RAWSTORE_FSCK_ORPHAN, NULL, 0, 0, fk->o.repair,
-		       "%s record of object id %llu which does not exist",
+		report(fk, RAWSTORE_FSCK_ORPHAN, NULL, 0, 0, fix,
+		       "%s record of object id %llu which does not exist%s",
 		       type == 'X' ? "attribute" : type == 'M' ? "omap" : "omap header",
-		       (unsigned long long)nid);
+		       (unsigned long long)nid, fk->corrupt_onodes ?
+		       " (kept: an object record that does not decode may own it)" : "");
 	}
 	ret = meta_iter_error(it);
 	meta_iter_free(it);
@@ -531,7 +581,8 @@ static int check_counts(struct fsck *fk)
 {
 	struct rawstore *st = fk->st;
 	struct rs_iter *it;
-	uint64_t colls = 0;
+	/* a record whose key does not parse is still an object record */
+	uint64_t colls = 0, objs = fk->n_objs + fk->bad_keys;
 	char p = 'C';
 	int ret;
 
@@ -544,24 +595,25 @@ static int check_counts(struct fsck *fk)
 	meta_iter_free(it);
 	if (ret)
 		return ret;
-	if (st->n_objects == fk->n_objs && st->n_colls == colls)
+	if (st->n_objects == objs && st->n_colls == colls)
 		return 0;
 	if (fk->o.repair) {
 		struct rs_key k;
 		char c[16];
 
-		put_le64(c, fk->n_objs);
+		put_le64(c, objs);
 		put_le64(c + 8, colls);
 		key_counts(&k);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
 	}
 	report(fk, RAWSTORE_FSCK_BAD_MAP, NULL, 0, 0, fk->o.repair,
 	       "recorded counts (%llu objects, %llu collections) differ from the store "
-	       "(%zu objects, %llu collections)", (unsigned long long)st->n_objects,
-	       (unsigned long long)st->n_colls, fk->n_objs, (unsigned long long)colls);
+	       "(%llu objects, %llu collections)", (unsigned long long)st->n_objects,
+	       (unsigned long long)st->n_colls, (unsigned long long)objs,
+	       (unsigned long long)colls);
 	if (fk->o.repair) {
 		pthread_rwlock_wrlock(&st->rwlock);
-		st->n_objects = fk->n_objs;
+		st->n_objects = objs;
 		st->n_colls = colls;
 		pthread_rwlock_unlock(&st->rwlock);
 	}
@@ -576,6 +628,9 @@ static int fsck_job(struct rawstore *st, void *arg)
 
 	if (st->failed)
 		return st->failed;
+	ret = space_quiesce(st);	/* no range out of the free list */
+	if (ret)
+		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
 	ret = check_supers(fk);
 	if (!ret)
@@ -601,8 +656,10 @@ static int fsck_job(struct rawstore *st, void *arg)
 		ret = check_orphans(fk, 'H');
 	if (!ret)
 		ret = check_counts(fk);
-	if (!ret && rocksdb_writebatch_wi_count(st->wb))
+	if (!ret && rocksdb_writebatch_wi_count(st->wb)) {
+		rs_crash_check(st, RS_CRASH_FSCK_REPAIR);	/* test hook (debug.h) */
 		ret = rs_commit_wb(st);
+	}
 	rocksdb_writebatch_wi_clear(st->wb);
 	return ret;
 }
@@ -626,6 +683,8 @@ int rawstore_fsck(struct rawstore *st, const struct rawstore_fsck_opts *o,
 	}
 	if (res && (res->struct_size < sizeof(size_t) || res->struct_size > sizeof(fk.r)))
 		return -EINVAL;
+	if (fk.o.repair && st->opts.read_only)
+		return rs_err(st, -EROFS, "fsck: cannot repair a store opened read-only");
 	ret = rs_run_job(st, fsck_job, &fk);
 	if (!ret && fk.r.errors > fk.r.repaired)
 		ret = -EUCLEAN;

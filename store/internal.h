@@ -10,18 +10,14 @@
 
 #include "rawstore/rawstore.h"
 #include "alloc.h"
+#include "commit.h"
+#include "deferred.h"
 #include "device.h"
 #include "meta.h"
 #include "ondisk.h"
 #include "onode.h"
 
-/* A deferred overwrite of this commit group, applied after the commit. */
-struct rs_deferred {
-	uint64_t pofs;			/* bytes */
-	uint64_t len;			/* bytes */
-	uint8_t *data;			/* aligned */
-	uint64_t seq;
-};
+struct rs_space;
 
 struct rawstore {
 	struct rawstore_open_opts opts;
@@ -31,6 +27,7 @@ struct rawstore {
 	uint64_t device_size;		/* bytes, from the superblock */
 	uint64_t data_start, data_end;	/* bytes */
 	uint32_t min_alloc, csum_block, inline_max;
+	struct rs_limits lim;		/* the above, for the record decoders */
 
 	/* Changed by the commit thread only; readers hold rwlock. */
 	struct extset freeset;		/* free space */
@@ -52,21 +49,14 @@ struct rawstore {
 	struct rawstore_txn *qhead, *qtail;
 	bool stopping;
 	int failed;			/* sticky error after a failed commit */
+	char failed_msg[256];		/* and its message (commit thread) */
 	rocksdb_writebatch_wi_t *wb;
 	struct extset_observer free_obs, unpunched_obs;
-	/* Deferred writes: this group's (not yet on the device), and the
-	 * sequence numbers of applied ones whose records await a flush. */
-	struct rs_deferred *dq;
-	size_t dq_n, dq_cap;
-	uint64_t *d_done;
-	size_t d_done_n, d_done_cap;
-	uint64_t deferred_seq;
+	struct rs_defq defq;		/* deferred writes (deferred.c) */
+	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 
 	struct rawstore_perf perf;	/* updated atomically */
 };
-
-/* Jobs other than transactions run on the commit thread via a txn. */
-typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
 
 struct rs_op;
 
@@ -81,6 +71,7 @@ struct rawstore_txn {
 	int result;
 	bool in_flight;
 	struct rawstore_txn *next;
+	char errmsg[256];		/* message of the last failed submit */
 };
 
 void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap);
@@ -97,30 +88,29 @@ struct rs_txn_ctx {
 
 int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx);
 
-/* store.c: run @fn on the commit thread and wait for it. */
-int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
 /* store.c: bit 0 primary, bit 1 backup superblock differs from the one in
  * use; with @repair rewrite the bad copies (and flush).  Returns the mask
  * still bad, or -errno. */
 int rs_check_supers(struct rawstore *st, bool repair);
-/* store.c: refresh st->snap; call with the write lock (or before threads). */
-void rs_snapshot_stats(struct rawstore *st);
-/* store.c: commit st->wb synchronously (jobs only). */
-int rs_commit_wb(struct rawstore *st);
 
 /* object.c: read [off, off+len) of @o into @buf (no size clamp). */
 int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *buf,
 	     size_t len, bool overlay);
-/* store.c: queue a deferred write of @len bytes of @data (copied) at @pofs. */
-int rs_defer(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len);
 /* Load the onode of coll/name (through @wb if not NULL). */
 int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
 	       const void *name, size_t nlen, struct rs_onode *o);
 
-/* Crash points for tests (store/debug.h). */
+/* debug.c: crash points for tests (store/debug.h). */
 extern int rs_crash_point;
 extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
+/* True when failure point @point fires (debug.h, enum rs_fail). */
+bool rs_fail_check(int point);
+/* device.c calls this as each operation completes: @ret, or an injected
+ * fault (debug.h, rs_debug_fail_io). */
+int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+/* debug.c: true if the test hook refuses this kind of space verb. */
+bool rs_space_refused(unsigned int kind);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 

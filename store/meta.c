@@ -16,18 +16,28 @@ struct rs_iter {
 	size_t plen;
 };
 
+int meta_map_error(const char *err)
+{
+	/* Corruption first: "block checksum mismatch" contains "lock". */
+	if (strstr(err, "Corruption"))
+		return -EUCLEAN;
+	/* Another process holds LOCK, or this one opened the database already. */
+	if (strstr(err, "While lock file") || strstr(err, "lock hold by current process"))
+		return -EBUSY;
+	/* A full file system under the database (the WAL or an SST file). */
+	if (strstr(err, "No space left on device"))
+		return -ENOSPC;
+	if (strstr(err, "does not exist"))
+		return -ENOENT;
+	if (strstr(err, "exists"))
+		return -EEXIST;
+	return -EIO;
+}
+
 static int db_error(struct rawstore *st, char *err, const char *what)
 {
-	int ret = -EIO;
+	int ret = meta_map_error(err);
 
-	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
-		ret = -EBUSY;
-	else if (strstr(err, "does not exist"))
-		ret = -ENOENT;
-	else if (strstr(err, "exists"))
-		ret = -EEXIST;
-	else if (strstr(err, "Corruption"))
-		ret = -EUCLEAN;
 	rs_err(st, ret, "RocksDB %s: %s", what, err);
 	rocksdb_free(err);
 	return ret;
@@ -35,6 +45,13 @@ static int db_error(struct rawstore *st, char *err, const char *what)
 
 int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out)
 {
+	return meta_open_mode(st, dir, create ? META_CREATE : META_RW, out);
+}
+
+int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
+		   struct rs_meta **out)
+{
+	bool create = mode == META_CREATE;
 	struct rs_meta *m;
 	char *err = NULL;
 	int ret;
@@ -49,9 +66,18 @@ int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta 
 	rocksdb_options_set_create_if_missing(m->opts, create);
 	rocksdb_options_set_error_if_exists(m->opts, create);
 	rocksdb_options_set_paranoid_checks(m->opts, 1);
-	rocksdb_options_set_info_log_level(m->opts, 3 /* ERROR */);
+	/*
+	 * FATAL only: RocksDB 7.8 (Debian, built with assertions) aborts the
+	 * process when it logs into its LOG file after a write to it failed,
+	 * e.g. on a full file system (test_faults.cc, MetaEnospcTest).  Our
+	 * own messages say what failed.
+	 */
+	rocksdb_options_set_info_log_level(m->opts, 4 /* FATAL */);
 	rocksdb_options_set_keep_log_file_num(m->opts, 2);
-	m->db = rocksdb_open(m->opts, dir, &err);
+	if (mode == META_RO)	/* no LOCK, no WAL replay to disk, no new files */
+		m->db = rocksdb_open_for_read_only(m->opts, dir, 0, &err);
+	else
+		m->db = rocksdb_open(m->opts, dir, &err);
 	if (err) {
 		ret = db_error(st, err, "open");
 		if (ret == -EIO && !create && strstr(rawstore_errmsg(), "CURRENT"))

@@ -33,7 +33,15 @@ struct rs_key {
 /* -EEXIST if @create and a database exists there, -ENOENT if !@create and
  * none does, -EBUSY if locked by another opener. */
 int meta_open(struct rawstore *st, const char *dir, bool create, struct rs_meta **out);
+/* META_RO: rocksdb_open_for_read_only (the WAL is read into memory only;
+ * commits fail). */
+enum meta_mode { META_RW, META_CREATE, META_RO };
+int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
+		   struct rs_meta **out);
 void meta_close(struct rs_meta *m);
+/* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
+ * LOCK file is held, -ENOENT, -EEXIST, else -EIO. */
+int meta_map_error(const char *err);
 /* Destroy the database in @dir (mkfs --force). */
 int meta_destroy(const char *dir);
 

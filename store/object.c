@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* object.c: object reads, attributes, omap and listings. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -18,11 +19,15 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 	ret = meta_get(st->meta, wb, &k, &v, &vl);
 	if (ret)
 		return ret;
-	ret = onode_decode(v, vl, st->csum_block, o);
+	ret = onode_decode(v, vl, &st->lim, o);
 	rocksdb_free(v);
-	if (ret == -EUCLEAN)
-		rs_err(st, ret, "onode record of %s/%.*s is corrupt", coll,
-		       (int)(nlen > 64 ? 64 : nlen), (const char *)name);
+	if (ret == -EUCLEAN) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+		rs_err(st, ret, "onode record of %s/%.*s is corrupt (%s)", coll,
+		       (int)(nlen > 64 ? 64 : nlen), (const char *)name, why);
+	}
 	return ret;
 }
 
@@ -34,20 +39,6 @@ struct seg {
 	uint64_t pofs, len;		/* the device read */
 	const uint32_t *crcs;		/* first crc of the read */
 };
-
-/* Lay this group's not-yet-applied deferred writes over a device read. */
-static void apply_overlay(struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len)
-{
-	size_t i;
-
-	for (i = 0; i < st->dq_n; i++) {
-		const struct rs_deferred *d = &st->dq[i];
-		uint64_t s = max_u64(d->pofs, pofs), t = min_u64(d->pofs + d->len, pofs + len);
-
-		if (s < t)
-			memcpy(buf + (s - pofs), d->data + (s - d->pofs), t - s);
-	}
-}
 
 int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *out,
 	     size_t len, bool overlay)
@@ -99,8 +90,9 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 	for (i = 0; i < n; i++) {
 		uint64_t b;
 
-		if (overlay)
-			apply_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
+		/* a read-only store keeps unreplayed deferred writes in the queue */
+		if (overlay || st->opts.read_only)
+			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])
 				continue;

@@ -20,6 +20,11 @@
  *   "H" be64(nid)                     omap header
  *   "F" be64(offset)                  le64 length: free extent (merged)
  *   "P" be64(offset)                  le64 length: freed, not yet punched
+ *   "Z" be64(offset)                  le64 length: free and known to read zeros
+ *                                     (merged; always inside a free extent)
+ *   "W" be64(offset)                  le64 length: free, being zeroed or punched
+ *                                     (not in "F"; back into "F", dirty, at open)
+ *   "Y"                               struct rs_disk_space_policy
  *   "D" be64(seq)                     deferred write: le64 device offset, le32
  *                                     length, le32 reserved, then the data;
  *                                     replayed at open, deleted once flushed
@@ -110,5 +115,18 @@ struct rs_disk_deferred {
 	rs_le32 reserved;
 };
 static_assert(sizeof(struct rs_disk_deferred) == 16, "deferred record layout");
+
+/* Space policy, written at mkfs and when open changes it (rawstore/store.h
+ * enums; a store without the record uses the defaults). */
+#define RS_SPACE_POLICY_VERSION 1
+struct rs_disk_space_policy {
+	rs_le32 version;		/* RS_SPACE_POLICY_VERSION */
+	uint8_t zero;			/* enum rawstore_zero_policy */
+	uint8_t punch;			/* enum rawstore_punch_policy */
+	uint8_t prealloc;		/* enum rawstore_prealloc_policy, as done at mkfs */
+	uint8_t reserved0;
+	rs_le64 reserved1;
+};
+static_assert(sizeof(struct rs_disk_space_policy) == 16, "space policy layout");
 
 #endif /* RAWSTORE_ONDISK_H */

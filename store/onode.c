@@ -93,18 +93,48 @@ int onode_encode(const struct rs_onode *o, uint32_t csum_block, char **out, size
 	return 0;
 }
 
-int onode_decode(const char *buf, size_t len, uint32_t csum_block, struct rs_onode *o)
+#define BAD(...) rs_err(NULL, -EUCLEAN, "object record: " __VA_ARGS__)
+
+/* Check extent @i of @o against @lim and the extent before it. */
+static int extent_ok(const struct rs_onode *o, uint32_t i, const struct rs_limits *lim)
+{
+	const struct rs_extent *e = &o->ext[i];
+	uint64_t U = lim->min_alloc;
+
+	if (!e->len || !is_aligned(e->lofs | e->pofs | e->len, U) || e->len % lim->csum_block)
+		return BAD("extent %u (object offset %llu, device offset %llu, %u bytes) is "
+			   "empty or not aligned to the %llu-byte unit", i,
+			   (unsigned long long)e->lofs, (unsigned long long)e->pofs, e->len,
+			   (unsigned long long)U);
+	if (e->pofs < lim->data_start || e->pofs > lim->data_end ||
+	    e->len > lim->data_end - e->pofs)
+		return BAD("extent %u [%llu, +%u) lies outside the data area [%llu, %llu)", i,
+			   (unsigned long long)e->pofs, e->len,
+			   (unsigned long long)lim->data_start, (unsigned long long)lim->data_end);
+	/* lofs is bounded by the size, so these sums cannot wrap */
+	if (e->lofs > o->size || e->len > round_up(o->size, U) - e->lofs)
+		return BAD("extent %u at object offset %llu lies past the size %llu", i,
+			   (unsigned long long)e->lofs, (unsigned long long)o->size);
+	if (i && e->lofs < o->ext[i - 1].lofs + o->ext[i - 1].len)
+		return BAD("extent %u at object offset %llu is unsorted or overlaps extent %u",
+			   i, (unsigned long long)e->lofs, i - 1);
+	return 0;
+}
+
+int onode_decode(const char *buf, size_t len, const struct rs_limits *lim, struct rs_onode *o)
 {
 	struct rs_disk_onode h;
 	const char *p, *end;
 	uint32_t i, n;
 
 	memset(o, 0, sizeof(*o));
-	if (len < sizeof(h) + 4 || get_le32(buf + len - 4) != rs_crc32c(buf, len - 4))
-		return -EUCLEAN;
+	if (len < sizeof(h) + 4)
+		return BAD("%zu bytes, shorter than its header", len);
+	if (get_le32(buf + len - 4) != rs_crc32c(buf, len - 4))
+		return BAD("crc mismatch");
 	memcpy(&h, buf, sizeof(h));
-	if (h.version != RS_ONODE_VERSION)
-		return -EUCLEAN;
+	if (h.version != RS_ONODE_VERSION || h.flags || h.reserved0 || h.reserved1)
+		return BAD("version %u, flags %#x or reserved bits unknown", h.version, h.flags);
 	end = buf + len - 4;
 	p = buf + sizeof(h);
 	o->nid = le64toh(h.nid);
@@ -112,8 +142,18 @@ int onode_decode(const char *buf, size_t len, uint32_t csum_block, struct rs_ono
 	o->alloc_hint = le64toh(h.alloc_hint);
 	o->inline_len = le32toh(h.inline_len);
 	n = le32toh(h.n_extents);
-	if ((size_t)(end - p) < o->inline_len + (size_t)n * sizeof(struct rs_disk_extent))
-		return -EUCLEAN;
+	if (!o->nid)
+		return BAD("object id 0");
+	if (o->size > RAWSTORE_OBJECT_MAX || o->alloc_hint > RAWSTORE_OBJECT_MAX)
+		return BAD("size %llu or allocation hint %llu beyond the object limit",
+			   (unsigned long long)o->size, (unsigned long long)o->alloc_hint);
+	if (o->inline_len > o->size || (o->inline_len && n))
+		return BAD("%u inline bytes with size %llu and %u extents", o->inline_len,
+			   (unsigned long long)o->size, n);
+	if ((size_t)(end - p) < o->inline_len ||
+	    (size_t)(end - p) - o->inline_len < (size_t)n * sizeof(struct rs_disk_extent))
+		return BAD("%u inline bytes and %u extents do not fit in %zu bytes",
+			   o->inline_len, n, len);
 	if (o->inline_len) {
 		o->inl = malloc(o->inline_len);
 		if (!o->inl)
@@ -134,22 +174,30 @@ int onode_decode(const char *buf, size_t len, uint32_t csum_block, struct rs_ono
 		o->ext[i].pofs = le64toh(de.pofs);
 		o->ext[i].len = le32toh(de.len);
 		o->n_ext = i + 1;
-		if (!o->ext[i].len || o->ext[i].len % csum_block)
+		if (de.reserved) {
+			BAD("extent %u has reserved bits set", i);
+			goto out_corrupt;
+		}
+		if (extent_ok(o, i, lim))
 			goto out_corrupt;
 	}
 	for (i = 0; i < n; i++) {
-		uint32_t j, nc = o->ext[i].len / csum_block;
+		uint32_t j, nc = o->ext[i].len / lim->csum_block;
 
-		if ((size_t)(end - p) < 4 * (size_t)nc)
+		if ((size_t)(end - p) < 4 * (size_t)nc) {
+			BAD("checksums of extent %u do not fit", i);
 			goto out_corrupt;
+		}
 		o->ext[i].crcs = malloc(4 * (size_t)nc);
 		if (!o->ext[i].crcs)
 			goto out_nomem;
 		for (j = 0; j < nc; j++, p += 4)
 			o->ext[i].crcs[j] = get_le32(p);
 	}
-	if (p != end)
+	if (p != end) {
+		BAD("%zu bytes after the checksums", (size_t)(end - p));
 		goto out_corrupt;
+	}
 	return 0;
 
 out_corrupt:

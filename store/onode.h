@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "alloc.h"
+#include "decode.h"
 
 struct rs_extent {
 	uint64_t lofs;			/* bytes in the object */
@@ -43,8 +44,13 @@ void pext_vec_free(struct pext_vec *pv);
 void onode_free(struct rs_onode *o);
 /* Encode into a malloc'd buffer. */
 int onode_encode(const struct rs_onode *o, uint32_t csum_block, char **out, size_t *outlen);
-/* -EUCLEAN if the record is damaged. */
-int onode_decode(const char *buf, size_t len, uint32_t csum_block, struct rs_onode *o);
+/*
+ * Decode and validate every field: crc, version, reserved bits, object id,
+ * sizes, and each extent (unit aligned, inside the data area of @lim, within
+ * the size, sorted and not overlapping), overflow-safe.  -EUCLEAN with a
+ * message naming the record and the field if it is damaged.
+ */
+int onode_decode(const char *buf, size_t len, const struct rs_limits *lim, struct rs_onode *o);
 
 /* Index of the first extent whose end is > @lofs (n_ext if none). */
 uint32_t onode_find(const struct rs_onode *o, uint64_t lofs);

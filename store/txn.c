@@ -3,7 +3,8 @@
  * txn.c: building transactions and applying them on the commit thread.
  *
  * Applying a transaction never overwrites committed data: new data goes to
- * newly allocated units (read-modify-write for partial units), the old
+ * newly allocated units (read-modify-write for partly written mapped units;
+ * zeroed space spares the writes of never-written blocks), the old
  * units are queued to be freed when the batch commits, and every metadata
  * change (onode, attrs, omap, free list) goes into the store's indexed
  * batch, whose save point lets a failed transaction vanish.
@@ -12,7 +13,9 @@
 #include <stdlib.h>
 
 #include "debug.h"
+#include "deferred.h"
 #include "internal.h"
+#include "space.h"
 #include "util.h"
 
 #define CHUNK (8U << 20)	/* bytes written per allocation round */
@@ -81,6 +84,11 @@ unsigned int rawstore_txn_count(const struct rawstore_txn *t)
 int rawstore_txn_failed_op(const struct rawstore_txn *t)
 {
 	return t->failed_op;
+}
+
+const char *rawstore_txn_errmsg(const struct rawstore_txn *t)
+{
+	return t->errmsg;
 }
 
 static int dup_bytes(void **dst, const void *src, size_t len)
@@ -547,7 +555,7 @@ static int defer_overwrite(struct actx *a, struct rs_onode *o, uint64_t a0, uint
 
 		for (b = pos; b < end; b += cb)
 			e->crcs[(b - e->lofs) / cb] = rs_crc32c(buf + (b - a0), cb);
-		ret = rs_defer(st, e->pofs + (pos - e->lofs), buf + (pos - a0), end - pos);
+		ret = deferred_queue(st, e->pofs + (pos - e->lofs), buf + (pos - a0), end - pos);
 		if (ret)
 			return ret;
 		pos = end;
@@ -569,21 +577,33 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 	while (pos < end) {
 		uint64_t a0 = round_down(pos, U);
 		uint64_t b0 = min_u64(round_up(end, U), a0 + CHUNK);
-		uint64_t cend = min_u64(end, b0), hint = 0, want = 0, cur;
+		uint64_t cend = min_u64(end, b0), hint = 0, want = 0, cur, wa, wb;
+		bool head_mapped = pos > a0 && au_mapped(o, a0);
+		bool tail_mapped = cend < b0 && au_mapped(o, b0 - U);
 		struct pext *pieces = NULL;
 		struct rs_io *ios = NULL;
+		unsigned int nio;
 		uint8_t *buf;
+		bool zeroed;
 		int n, i;
 
 		buf = rs_alloc_aligned(b0 - a0);
 		if (!buf)
 			return -ENOMEM;
+		/* Old data of partly written units: read-modify-write (an
+		 * unmapped unit reads as zeros without I/O). */
 		if (pos > a0)
 			ret = obj_read(st, o, a0, buf, U, true);
 		if (!ret && cend < b0 && (b0 - U != a0 || pos == a0))
 			ret = obj_read(st, o, b0 - U, buf + (b0 - U - a0), U, true);
 		if (ret)
 			goto out_free_buf;
+		PERF_ADD(st, rmw_reads, (uint64_t)head_mapped +
+			 (tail_mapped && (b0 - U != a0 || pos == a0)));
+		/* [wa, wb) holds data or old bytes; the rest of the units is
+		 * zeros, which zeroed space already holds. */
+		wa = head_mapped ? a0 : round_down(pos, cb);
+		wb = tail_mapped ? b0 : round_up(cend, cb);
 		if (data)
 			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
 		else
@@ -609,7 +629,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		}
 		if (!o->n_ext && o->alloc_hint > a0)
 			want = round_up(o->alloc_hint - a0, U);
-		n = extset_alloc(&st->freeset, b0 - a0, hint, want, &pieces);
+		n = space_alloc(st, b0 - a0, hint, want, wa > a0 || wb < b0, &pieces, &zeroed);
 		if (n < 0) {
 			ret = n;
 			goto out_free_buf;
@@ -618,7 +638,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			ret = pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
 			if (ret) {
 				/* not recorded: give it back now */
-				extset_insert(&st->freeset, pieces[i].off, pieces[i].len);
+				space_unalloc(st, &pieces[i], 1);
 				pieces[i].len = 0;
 			}
 		}
@@ -629,9 +649,8 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			ret = -ENOMEM;
 			goto out_free_pieces;
 		}
-		for (i = 0, cur = 0; i < n; cur += pieces[i].len, i++)
-			ios[i] = (struct rs_io){ true, buf + cur, pieces[i].off, pieces[i].len };
-		ret = dev_submit(st->dev, ios, (unsigned int)n);
+		nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
+		ret = dev_submit(st->dev, ios, nio);
 		if (ret) {
 			rs_err(st, ret, "data write failed");
 			goto out_free_ios;

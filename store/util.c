@@ -53,6 +53,11 @@ void rs_clear_err(void)
 	last_err[0] = 0;
 }
 
+void rs_set_errmsg(const char *msg)
+{
+	snprintf(last_err, sizeof(last_err), "%s", msg);
+}
+
 const char *rawstore_errmsg(void)
 {
 	return last_err;

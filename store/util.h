@@ -20,6 +20,9 @@ void rs_log(struct rawstore *st, int level, const char *fmt, ...)
 int rs_err(struct rawstore *st, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void rs_clear_err(void);
+/* Set the thread's last error message to @msg (a message carried back from
+ * the commit thread). */
+void rs_set_errmsg(const char *msg);
 
 /* Units: all offsets/lengths are bytes; these round to a power of two @a. */
 static inline uint64_t round_down(uint64_t x, uint64_t a)

@@ -2,13 +2,18 @@
 /*
  * rawstore: an object store backend that keeps object data on a raw block
  * device (or a regular file standing in for one) and object metadata in
- * RocksDB, in the manner of Ceph's BlueStore.
+ * RocksDB, in the manner of Ceph's BlueStore.  Link with librawstore
+ * (pkg-config rawstore, or CMake find_package(rawstore) and the target
+ * rawstore::rawstore).  Man pages: rawstore(7) for the model, one page per
+ * call in section 3; docs/API.md is the guide.
  *
- * Design and caveats, read before the first call:
+ * Read this before the first call.
  *
- * - Every call returns 0 (or a count) or a negative errno.  errno itself is
- *   never left set for the caller.  Store-specific meanings:
- *     -EUCLEAN      corrupt superblock or metadata record
+ * Errors.  Every call returns 0 (or a count) or a negative errno; errno
+ * itself is never left set for the caller.  Bad input gets an error and
+ * changes nothing; the library never falls back silently (a device that
+ * cannot punch says -EOPNOTSUPP).  Store-specific meanings:
+ *     -EUCLEAN      corrupt superblock or metadata record; fsck found problems
  *     -EPROTO       on-disk format version newer than this library
  *     -EMEDIUMTYPE  the device holds no rawstore superblock (foreign)
  *     -EXDEV        device and metadata directory belong to different stores
@@ -16,20 +21,62 @@
  *     -EBUSY        the store is already open (by this or another process)
  *     -EIO          device error, or a data checksum mismatch (counted in
  *                   rawstore_perf.csum_errors); bad bytes are never returned
+ *     -EDEADLK      a blocking call made from a completion callback
  *   rawstore_strerror() explains a code; rawstore_errmsg() returns the
  *   detailed message of the last failure in the calling thread.
- * - Threads: a store handle may be used from any number of threads.  Reads
- *   run in the caller's thread; transactions are applied by one commit
- *   thread per store, which groups queued transactions into one device
- *   flush and one synced RocksDB write.  Completion callbacks run on that
- *   thread and must not call rawstore_submit() (use rawstore_submit_async()).
- * - fork(): do not use a store handle in a forked child; open it again.
- * - Durability: when rawstore_submit() returns 0 (or the async callback is
+ *
+ * Threads.  A store handle may be used from any number of threads at once.
+ *   Reads (object.h) and the statistics calls run in the caller's thread,
+ *   in parallel with each other and with the commit thread's work (they
+ *   wait only while a group's metadata commits).  Transactions are applied
+ *   by one commit thread per store, in submission order; it takes every
+ *   queued transaction (up to max_group) and commits the group with one
+ *   device flush and one synced RocksDB write, so many transactions in
+ *   flight (rawstore_submit_async(), or rawstore_submit() from many
+ *   threads) cost few flushes each.  Completion callbacks run on the commit
+ *   thread: keep them short; rawstore_submit_async() and reads are allowed
+ *   there, rawstore_submit(), rawstore_fsck(), rawstore_reclaim() and
+ *   rawstore_close() return -EDEADLK.  fork(): do not use a handle in a
+ *   forked child; open the store again there.
+ *
+ * Which calls block.  rawstore_mkfs, rawstore_open and rawstore_close (I/O,
+ *   waiting for queued transactions); rawstore_submit (until the transaction
+ *   is durable); reads (device I/O, and the commit lock above);
+ *   rawstore_fsck and rawstore_reclaim (they run on the commit thread and
+ *   wait their turn; transactions wait for them).  rawstore_submit_async()
+ *   only queues; transaction builders do no I/O.
+ *
+ * Durability.  When rawstore_submit() returns 0 (or the async callback is
  *   called with 0) the transaction is on stable storage; a crash at any
  *   point loses no acknowledged transaction, applies a transaction either
- *   entirely or not at all, and leaks no space.
- * - Reads never return bytes an object did not write: holes, zeroed ranges
- *   and never-written ranges read as zeros.
+ *   entirely or not at all, and leaks no space.  If a device flush or a
+ *   metadata commit fails the store stops (every later transaction gets
+ *   that error): reopen it and run fsck.
+ *
+ * Reads never return bytes an object did not write: holes, zeroed ranges
+ *   and never-written ranges read as zeros, whatever the device held.
+ *
+ * Versions.  Options and output structs begin with struct_size: fill
+ *   options with their _opts_init() and set output structs' struct_size to
+ *   sizeof before the call, so that a newer library accepts an older
+ *   caller.  Units are bytes unless a name says otherwise (store.h).
+ *
+ * Choosing a space policy.  Free space is zeroed (punched or zero-ranged:
+ *   reads as zeros on the device) or dirty (old bytes); the extent map, not
+ *   the device, decides what a read returns, so no policy can expose stale
+ *   data.  Policies decide where the device's work goes:
+ *   - punch freed space (inline, in the background, or by the operator
+ *     with rawstore_reclaim()) on thin devices, SSDs and store files whose
+ *     space should go back to the pool;
+ *   - zero ahead in the background, so that writes smaller than the
+ *     allocation unit need no read-modify-write, where the device offloads
+ *     write-zeroes (rawstore_info.write_zeroes_max_bytes > 0);
+ *   - provision ahead on thin devices that support it, so that a full pool
+ *     fails a transaction with -ENOSPC before anything is written;
+ *   - preallocate a store file (stale on the patched ext4, unwritten, or
+ *     none).
+ *   In this version freed ranges are tracked and punched by
+ *   rawstore_reclaim() (the operator policy); see rawstore(7).
  */
 #ifndef RAWSTORE_RAWSTORE_H
 #define RAWSTORE_RAWSTORE_H

@@ -37,7 +37,51 @@ struct rawstore_mkfs_opts {
 	uint32_t reserved0;
 	uint64_t device_size;		/* bytes to use, 0 = the whole device */
 	int force;			/* overwrite an existing store */
+	/* Space policy (docs/API.md, "Space policies"); 0 = probe the device. */
+	int zero_policy;		/* enum rawstore_zero_policy */
+	int punch_policy;		/* enum rawstore_punch_policy */
+	int prealloc_policy;		/* enum rawstore_prealloc_policy (files) */
 };
+
+/*
+ * How a write that covers only part of an allocation unit finds zeros for
+ * the rest of the unit.  Free space is tracked as zeroed (reads zeros on
+ * the device) or dirty; such writes go to zeroed space when there is some
+ * and write only their own checksum blocks, else they pad with zeros.
+ */
+enum rawstore_zero_policy {
+	RAWSTORE_ZERO_DEFAULT = 0,	/* mkfs: AUTO; open: as recorded */
+	RAWSTORE_ZERO_AUTO = 1,		/* PREPARE if zero-range is offloaded (probed at
+					 * each open), else PAD */
+	RAWSTORE_ZERO_PREPARE = 2,	/* a background preparer keeps zeroed space
+					 * ready (FALLOC_FL_ZERO_RANGE over dirty space) */
+	RAWSTORE_ZERO_PAD = 3,		/* no preparing: use zeroed space that exists
+					 * (mkfs, punched), else write zeros */
+};
+
+/* When freed space is punched (PUNCH_HOLE: discard with zeros guaranteed). */
+enum rawstore_punch_policy {
+	RAWSTORE_PUNCH_DEFAULT = 0,	/* mkfs: BACKGROUND on a thin (provisioning)
+					 * block device, else OPERATOR; open: as recorded */
+	RAWSTORE_PUNCH_OPERATOR = 1,	/* only by rawstore_reclaim() */
+	RAWSTORE_PUNCH_BACKGROUND = 2,	/* a background queue, merged, rate-limited */
+	RAWSTORE_PUNCH_INLINE = 3,	/* right after each commit that frees space */
+};
+
+/* How mkfs prepares a store that lives in a regular file. */
+enum rawstore_prealloc_policy {
+	RAWSTORE_PREALLOC_DEFAULT = 0,	/* NONE for files; block devices have none */
+	RAWSTORE_PREALLOC_NONE = 1,	/* sparse: the data area is punched */
+	RAWSTORE_PREALLOC_UNWRITTEN = 2,	/* punched, then fallocate (unwritten extents) */
+	RAWSTORE_PREALLOC_WRITE_ZEROES = 3,	/* FALLOC_FL_WRITE_ZEROES: written, zeroed */
+	RAWSTORE_PREALLOC_STALE = 4,	/* FALLOC_FL_NO_HIDE_STALE: written, not zeroed
+					 * (patched ext4 with nohide_stale_gid) */
+};
+
+/* The policy's name ("auto", "background", "stale", ...), or "?". */
+const char *rawstore_zero_policy_name(int policy);
+const char *rawstore_punch_policy_name(int policy);
+const char *rawstore_prealloc_policy_name(int policy);
 
 /* Fill @o with defaults and set struct_size. */
 void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
@@ -45,8 +89,9 @@ void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
 /*
  * Create a store on @dev with metadata in directory @meta_dir (created if
  * missing; must be empty or absent unless force).  @o may be NULL.
- * Errors: -EINVAL bad options, -ENOTBLK @dev is neither a block device nor
- * a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
+ * Errors: -EINVAL bad options or a device whose logical block exceeds
+ * 4096 bytes (refused before anything is created), -ENOTBLK @dev is
+ * neither a block device nor a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
  * rawstore superblock or @meta_dir a database (pass force), -EBUSY in use,
  * or an I/O error.
  */
@@ -85,6 +130,22 @@ struct rawstore_open_opts {
 					 * lists and rebuild the free list from the
 					 * object records (repair of a corrupt free
 					 * list; refused if any record is corrupt) */
+	int read_only;			/* 1: open the device O_RDONLY and RocksDB
+					 * read-only; nothing is written to either,
+					 * and deferred writes left by a crash are not
+					 * replayed: reads see them from their records.
+					 * Transactions, reclaim, fsck repair and
+					 * rebuild_freelist get -EROFS. */
+	/* Space policy; 0 keeps what mkfs (or the last change) recorded, another
+	 * value is recorded. */
+	int zero_policy;		/* enum rawstore_zero_policy */
+	int punch_policy;		/* enum rawstore_punch_policy */
+	uint64_t zeroed_target;		/* bytes of zeroed free space the preparer keeps;
+					 * default data size / 8, at most 1 GiB */
+	uint64_t prepare_rate;		/* bytes/s the preparer zeroes at most;
+					 * default 256 MiB/s */
+	uint64_t punch_rate;		/* bytes/s the background queue punches at most;
+					 * default 1 GiB/s */
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -93,7 +154,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o);
 /*
  * Open (mount) the store on @dev with metadata in @meta_dir.  @o may be
  * NULL.  The device is opened O_DIRECT|O_EXCL and locked; a second opener
- * gets -EBUSY.
+ * gets -EBUSY (read-only openers share a lock that excludes writers).
  * Errors: -ENOENT missing device or metadata, -ENOTBLK not a device or
  * file, -EMEDIUMTYPE no rawstore superblock, -EUCLEAN both superblock
  * copies corrupt or corrupt metadata, -EPROTO newer format version, -ENXIO
@@ -124,6 +185,12 @@ struct rawstore_statfs {
 	uint64_t collections;
 	uint32_t min_alloc_size;	/* bytes */
 	uint32_t reserved0;
+	uint64_t zeroed;		/* free bytes known to read zeros */
+	uint64_t dirty;			/* free bytes holding old data (incl. unpunched
+					 * and in_flight); zeroed + dirty = free */
+	uint64_t in_flight;		/* free bytes being zeroed or punched right now */
+	uint64_t provisioned;		/* bytes this store provisioned (thin devices
+					 * and files) since open, and not punched */
 };
 
 /* Set st->struct_size = sizeof(*st) before calling. */
@@ -146,6 +213,13 @@ struct rawstore_info {
 	uint64_t discard_max_bytes;	/* from sysfs, 0 if unknown/none */
 	uint64_t write_zeroes_max_bytes;	/* from sysfs, 0 if unknown/none */
 	char uuid[37];			/* text form */
+	const char *zero_policy;	/* in effect: "prepare" or "pad" */
+	const char *punch_policy;	/* "operator", "background" or "inline" */
+	const char *prealloc_policy;	/* recorded at mkfs: "none", "unwritten", ... */
+	int zero_offload;		/* 1: zero-range is offloaded (no data written) */
+	int provisioning;		/* 1: allocations are provisioned first */
+	uint64_t zero_probe_ns;		/* time of the 1 MiB zero-range probe at open */
+	uint64_t provision_max_bytes;	/* from sysfs, 0 if none */
 };
 
 /* Set info->struct_size = sizeof(*info) before calling. */
@@ -163,10 +237,18 @@ struct rawstore_perf {
 	uint64_t dev_read_ops, dev_read_bytes;
 	uint64_t inline_writes;		/* write ops kept inline in RocksDB */
 	uint64_t csum_errors;		/* data checksum mismatches seen */
-	uint64_t bytes_punched;		/* by rawstore_reclaim() */
+	uint64_t bytes_punched;		/* freed space punched (every policy) */
 	uint64_t deferred_writes;	/* overwrites committed through the WAL */
 	uint64_t deferred_bytes;
 	uint64_t deferred_replayed;	/* records replayed at open */
+	uint64_t rmw_reads;		/* device reads of old data for partial units */
+	uint64_t pad_bytes;		/* zeros written to fill partial units */
+	uint64_t zeroed_alloc_bytes;	/* bytes allocated from zeroed space */
+	uint64_t prepared_bytes;	/* zero-ranged ahead (preparer, rawstore_prepare) */
+	uint64_t zero_claims;		/* synced claims of zeroed space on the commit path */
+	uint64_t provisioned_bytes;	/* provisioned at allocation */
+	uint64_t provision_enospc;	/* transactions refused: provision said ENOSPC */
+	uint64_t punched_background;	/* of bytes_punched: by the background queue or inline */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */
@@ -174,10 +256,22 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p);
 
 /*
  * Punch (discard, with zeroes guaranteed) every freed range not yet
- * punched.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole
- * (the ranges stay tracked), or an I/O error.
+ * punched; punched ranges become zeroed free space.  Units that a pending
+ * deferred write targets are punched only after its record was deleted
+ * (the device is flushed first).  On a thin device without write-zeroes
+ * (dm-thin) the ranges are discarded instead: returned to the pool, still
+ * dirty.  Returns 0, or -EOPNOTSUPP if the device refuses punch-hole (the
+ * ranges stay tracked), or an I/O error.
  */
 int rawstore_reclaim(struct rawstore *st);
+
+/*
+ * Zero up to @max_bytes of dirty free space now (FALLOC_FL_ZERO_RANGE), so
+ * that partial-unit writes find zeroed space; 0 means all.  Returns the
+ * bytes zeroed (>= 0), -EOPNOTSUPP if the device cannot zero-range, or an
+ * I/O error.
+ */
+int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes);
 
 #ifdef __cplusplus
 }

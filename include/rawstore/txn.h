@@ -44,6 +44,13 @@ void rawstore_txn_reset(struct rawstore_txn *t);
 unsigned int rawstore_txn_count(const struct rawstore_txn *t);
 /* Index of the operation that failed the last submit, or -1. */
 int rawstore_txn_failed_op(const struct rawstore_txn *t);
+/*
+ * The detailed message of the last failed submit of @t (what
+ * rawstore_errmsg() says after a failed rawstore_submit()), or "".  For
+ * rawstore_submit_async() callers: valid from the callback on, until @t is
+ * submitted again.  Inside the callback rawstore_errmsg() says the same.
+ */
+const char *rawstore_txn_errmsg(const struct rawstore_txn *t);
 
 int rawstore_txn_coll_create(struct rawstore_txn *t, const char *coll);
 /* The collection must be empty (-ENOTEMPTY). */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <blkid/blkid.h>
+
 #include "rawstore/rawstore.h"
 
 static void usage(FILE *f)
@@ -27,8 +29,11 @@ static void usage(FILE *f)
 		"  stat    DEV META COLL NAME       one object's size and allocation\n"
 		"  cat     DEV META COLL NAME       write an object's data to stdout\n"
 		"  reclaim DEV META                 punch freed ranges not yet punched\n"
+		"  prepare [--max-bytes N] DEV META zero dirty free space ahead\n"
 		"  version                          print the library version\n"
-		"exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems\n");
+		"sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
+		"exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
+		"             found the store corrupt)\n");
 }
 
 static int fail(const char *what, int err)
@@ -55,26 +60,126 @@ static int open_store_opts(int argc, char **argv, const struct rawstore_open_opt
 	return 0;
 }
 
-static int open_store(int argc, char **argv, struct rawstore **st)
+/* Read-only commands open the store read-only: nothing is written, a
+ * read-only device works, and deferred writes are not replayed. */
+static int open_store_ro(int argc, char **argv, struct rawstore **st)
 {
-	return open_store_opts(argc, argv, NULL, st);
+	struct rawstore_open_opts o;
+
+	rawstore_open_opts_init(&o);
+	o.read_only = 1;
+	return open_store_opts(argc, argv, &o, st);
 }
 
-static uint64_t parse_size(const char *s)
+/*
+ * A size in bytes: decimal digits, then optionally one of k, m, g, t (KiB,
+ * MiB, GiB, TiB, either case).  Anything else, or a value above @max, is
+ * refused with a message; nothing is ever truncated.
+ */
+static int parse_size(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	const char *p = s;
 
-	switch (*end) {
-	case 'k': case 'K':
-		return v << 10;
-	case 'm': case 'M':
-		return v << 20;
-	case 'g': case 'G':
-		return v << 30;
-	default:
-		return v;
+	if (*p < '0' || *p > '9')
+		goto out_bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			goto out_range;
+		v = v * 10 + d;
 	}
+	switch (*p) {
+	case 0:
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	default:
+		goto out_bad;
+	}
+	if (*p && p[1])
+		goto out_bad;
+	if (v > (max >> shift))
+		goto out_range;
+	*out = v << shift;
+	return 0;
+
+out_bad:
+	fprintf(stderr, "rawstore: %s '%s': not a size (digits, then optionally k, m, g "
+		"or t)\n", opt, s);
+	return -EINVAL;
+out_range:
+	fprintf(stderr, "rawstore: %s '%s': too large (at most %" PRIu64 " bytes)\n", opt, s,
+		max);
+	return -ERANGE;
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t *out)
+{
+	uint64_t v;
+	int ret = parse_size(opt, s, UINT32_MAX, &v);
+
+	if (!ret)
+		*out = (uint32_t)v;
+	return ret;
+}
+
+/*
+ * Like mkfs.ext4: refuse a device that holds a file system, a partition
+ * table or another known signature unless --force.  0 if none was found,
+ * 1 if one was (message printed), -errno if the probe failed.
+ */
+static int check_signatures(const char *dev)
+{
+	const char *type = NULL, *what = "file system";
+	blkid_probe pr;
+	int ret;
+
+	pr = blkid_new_probe_from_filename(dev);
+	if (!pr) {
+		ret = errno ? -errno : -EIO;
+		fprintf(stderr, "rawstore mkfs: %s: cannot probe for existing signatures: %s\n",
+			dev, strerror(-ret));
+		return ret;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	ret = blkid_do_safeprobe(pr);
+	if (ret == 0) {
+		if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+			what = "partition table";
+		} else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
+			type = "unknown";
+			what = "signature";
+		}
+	} else if (ret == -2) {
+		type = "ambiguous";
+		what = "set of signatures";
+	}
+	if (type)
+		fprintf(stderr, "rawstore mkfs: %s holds a %s (%s); use --force to overwrite "
+			"it\n", dev, what, type);
+	else if (ret < 0)
+		fprintf(stderr, "rawstore mkfs: %s: probing for existing signatures failed\n",
+			dev);
+	blkid_free_probe(pr);
+	if (type)
+		return 1;
+	return ret < 0 ? -EIO : 0;
 }
 
 static int cmd_mkfs(int argc, char **argv)
@@ -94,16 +199,20 @@ static int cmd_mkfs(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "a:c:i:s:f", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-			o.min_alloc_size = (uint32_t)parse_size(optarg);
+			if (parse_u32("--min-alloc", optarg, &o.min_alloc_size))
+				return 2;
 			break;
 		case 'c':
-			o.csum_block_size = (uint32_t)parse_size(optarg);
+			if (parse_u32("--csum-block", optarg, &o.csum_block_size))
+				return 2;
 			break;
 		case 'i':
-			o.inline_max = (uint32_t)parse_size(optarg);
+			if (parse_u32("--inline-max", optarg, &o.inline_max))
+				return 2;
 			break;
 		case 's':
-			o.device_size = parse_size(optarg);
+			if (parse_size("--size", optarg, UINT64_MAX, &o.device_size))
+				return 2;
 			break;
 		case 'f':
 			o.force = 1;
@@ -116,6 +225,11 @@ static int cmd_mkfs(int argc, char **argv)
 	if (argc - optind != 2) {
 		usage(stderr);
 		return 2;
+	}
+	if (!o.force) {
+		ret = check_signatures(argv[optind]);
+		if (ret)
+			return 1;
 	}
 	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
 	if (ret)
@@ -209,9 +323,18 @@ static int cmd_fsck(int argc, char **argv)
 			return 2;
 		}
 	}
-	ret = open_store_opts(argc, argv, &oo, &st);
-	if (ret)
-		return ret;
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	/* a check that changes nothing needs no write access */
+	oo.read_only = !o.repair && !oo.rebuild_freelist;
+	ret = rawstore_open(argv[optind], argv[optind + 1], &oo, &st);
+	if (ret) {
+		fail("fsck: open", ret);
+		/* the store is corrupt: that is a finding, not an operational error */
+		return ret == -EUCLEAN || ret == -EBADMSG ? 4 : 1;
+	}
 	o.fn = fsck_problem;
 	o.arg = &out;
 	r.struct_size = sizeof(r);
@@ -272,7 +395,7 @@ static int cmd_statfs(int argc, char **argv)
 	char a[32], b[32], c[32], d[32], e[32];
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	s.struct_size = sizeof(s);
@@ -314,7 +437,7 @@ static int cmd_info(int argc, char **argv)
 	struct rawstore *st;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	i.struct_size = sizeof(i);
@@ -362,7 +485,7 @@ static int cmd_ls(int argc, char **argv)
 	struct rawstore *st;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	if (argc - optind >= 3)
@@ -384,7 +507,7 @@ static int cmd_stat_cat(int argc, char **argv, bool cat)
 		usage(stderr);
 		return 2;
 	}
-	ret = open_store(argc, argv, &st);
+	ret = open_store_ro(argc, argv, &st);
 	if (ret)
 		return ret;
 	coll = argv[optind + 2];
@@ -422,7 +545,7 @@ static int cmd_reclaim(int argc, char **argv)
 	uint64_t before;
 	int ret;
 
-	ret = open_store(argc, argv, &st);
+	ret = open_store_opts(argc, argv, NULL, &st);
 	if (ret)
 		return ret;
 	s.struct_size = sizeof(s);
@@ -434,6 +557,50 @@ static int cmd_reclaim(int argc, char **argv)
 	if (ret)
 		return fail("reclaim", ret);
 	printf("punched %" PRIu64 " bytes\n", before - s.unpunched);
+	return 0;
+}
+
+/* rawstore prepare [--max-bytes N] DEV META: zero dirty free space ahead. */
+static int cmd_prepare(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "max-bytes", required_argument, 0, 'm' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct rawstore_statfs s;
+	struct rawstore *st;
+	uint64_t max = 0;
+	int64_t done;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (parse_size("--max-bytes", optarg, UINT64_MAX, &max))
+				return 2;
+			break;
+		case 'h':
+			printf("usage: rawstore prepare [--max-bytes N] DEV META\n"
+			       "zero dirty free space now (FALLOC_FL_ZERO_RANGE), so that writes of\n"
+			       "partial allocation units find zeroed space; all of it by default\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	ret = open_store_opts(argc, argv, NULL, &st);
+	if (ret)
+		return ret;
+	done = rawstore_prepare(st, max);
+	s.struct_size = sizeof(s);
+	rawstore_statfs(st, &s);
+	rawstore_close(st);
+	if (done < 0)
+		return fail("prepare", (int)done);
+	printf("zeroed %" PRId64 " bytes; free space: %" PRIu64 " zeroed, %" PRIu64 " dirty\n",
+	       done, s.zeroed, s.dirty);
 	return 0;
 }
 
@@ -472,6 +639,8 @@ int main(int argc, char **argv)
 		return cmd_stat_cat(argc, argv, true);
 	if (!strcmp(cmd, "reclaim"))
 		return cmd_reclaim(argc, argv);
+	if (!strcmp(cmd, "prepare"))
+		return cmd_prepare(argc, argv);
 	fprintf(stderr, "rawstore: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

@@ -4,7 +4,7 @@
 # keep EOPNOTSUPP and a zero queue/provision_max_bytes; loop devices over
 # sparse files (512 and 4096-byte sectors, and dm-linear over loop),
 # loop on a nearly full file system (ENOSPC); dm-thin (used-block counts,
-# partial blocks, snapshots, ENOSPC in error and queue mode).
+# partial blocks, snapshots, ENOSPC in error and queue mode, read-only pool).
 #
 # Carves /dev/disk/scratch into dm-linear slices (MiB offsets below) and
 # removes everything it set up at the end, so later case files get the
@@ -44,7 +44,7 @@ pv_cleanup() {
 	for d in prov-pa-s11 prov-pa-o10 prov-pa-thin prov-pa prov-pb-thin prov-pb prov-pc-thin \
 		prov-pc prov-pd-thin prov-pd prov-fs prov-small prov-pa-meta prov-pa-data \
 		prov-pb-meta prov-pb-data prov-pc-meta prov-pc-data prov-pd-meta prov-pd-data \
-		prov-virt; do
+		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-virt; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -84,7 +84,7 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 			$pv_losetup -d "$l"
 			lim=$(cat "/sys/block/${l#/dev/}/queue/provision_max_bytes" 2> /dev/null)
 			if [ -z "$lim" ]; then
-				kt_result provision/loop-$v-detached SKIP "no queue/provision_max_bytes"
+				kt_result provision/loop-$v-detached FAIL "no queue/provision_max_bytes (kernel patch 0003 missing?)"
 			elif [ "$lim" = 0 ]; then
 				kt_result provision/loop-$v-detached PASS
 			else
@@ -158,6 +158,12 @@ if pv_pool prov-pd 468 472 2 16 error_if_no_space; then
 	kt_run provision/thin-fit t_provision_thin fit /dev/mapper/prov-pd-thin prov-pd
 else
 	kt_result provision/thin-fit FAIL "could not create pool prov-pd"
+fi
+
+if pv_pool prov-pe 476 480 2 16 error_if_no_space; then
+	kt_run provision/thin-read-only t_provision_thin modes /dev/mapper/prov-pe-thin prov-pe
+else
+	kt_result provision/thin-read-only FAIL "could not create pool prov-pe"
 fi
 
 pv_cleanup

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,12 @@ void kt_skip(const char *fmt, ...)
 	va_start(ap, fmt);
 	vline("SKIP: ", fmt, ap, "\n");
 	va_end(ap);
+	/* A check already failed: the run failed, whatever comes after it. */
+	if (kt_failures) {
+		printf("# %d checks, %d failed before the skip: reporting failure\n", kt_checks,
+		       kt_failures);
+		exit(1);
+	}
 	exit(KT_SKIP);
 }
 
@@ -275,5 +282,31 @@ long kt_read_file(const char *path, char *buf, size_t size)
 	else
 		buf[n] = '\0';
 	close(fd);
+	return n;
+}
+
+int kt_dmesg_count(const char *ere)
+{
+	char line[1024];
+	regex_t re;
+	int n = 0;
+	FILE *f;
+
+	if (regcomp(&re, ere, REG_EXTENDED | REG_NOSUB))
+		return -1;
+	f = popen("dmesg", "r");
+	if (!f) {
+		regfree(&re);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (regexec(&re, line, 0, NULL, 0) == 0) {
+			kt_note("dmesg: %s", line);
+			n++;
+		}
+	}
+	pclose(f);
+	regfree(&re);
 	return n;
 }

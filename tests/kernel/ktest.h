@@ -31,7 +31,7 @@ void kt_expect_eq_(long long got, long long want, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Print a note line ("# ..."). */
 void kt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print the reason and exit KT_SKIP. */
+/* Print the reason and exit KT_SKIP, or 1 if a check already failed. */
 void kt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Print the reason and exit 1 (setup failed: not a skip). */
 void kt_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -66,6 +66,18 @@ uint64_t kt_verify(int fd, uint64_t off, uint64_t len, uint32_t seed);
 void kt_expect_range(int fd, uint64_t off, uint64_t len, uint32_t seed, const char *what);
 /* The byte the pattern for seed has at absolute offset off (0 for seed 0). */
 uint8_t kt_pattern_byte(uint32_t seed, uint64_t off);
+
+/*
+ * Kernel log lines of block-layer I/O errors ("I/O error, dev ...",
+ * "critical space allocation error, dev ...", blk_update_request) and file
+ * system errors.
+ */
+#define KT_DMESG_IO_ERROR "I/O error| error, dev |blk_update_request|EXT4-fs error"
+/*
+ * Lines of the kernel log (dmesg) matching the extended regex ere, printed
+ * as notes; compare counts before and after an operation.  -1 on failure.
+ */
+int kt_dmesg_count(const char *ere);
 
 /* Run a shell command; returns its exit status (or -1). */
 int kt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -26,12 +26,14 @@
  *          EDQUOT, deleting returns it all, e2fsck agrees;
  *  other   xfs and tmpfs refuse the flag (EOPNOTSUPP; EINVAL with
  *          ZERO_RANGE) and change nothing;
+ *  overlay overlayfs over a gated ext4 refuses it (EOPNOTSUPP) for root and
+ *          group members alike, allocating nothing in the upper file;
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
  *          discard (0 with discard, EOPNOTSUPP without), the rest of the
  *          device is untouched, the page cache is dropped; every other
  *          combination with the flag is refused.
  *
- * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota DEVICE MOUNTPOINT
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -48,8 +50,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/quota.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -97,7 +102,10 @@ static void mount_or_die(const char *fstype, const char *opts)
 		kt_fatal("mount -t %s -o '%s' %s %s: %s", fstype, opts, dev, mnt, kt_errname(rc));
 }
 
-/* Mount ext4 with nohide_stale_gid; skip if the kernel lacks the option. */
+/*
+ * Mount ext4 with nohide_stale_gid.  The guest boots the patched kernel, so
+ * an unknown option is a broken series: fail, never skip.
+ */
 static void mount_gated(const char *more)
 {
 	char opts[256];
@@ -107,13 +115,14 @@ static void mount_gated(const char *more)
 	rc = do_mount("ext4", opts);
 	if (rc == -EINVAL && do_mount("ext4", more) == 0) {
 		umount(mnt);
-		kt_skip("ext4 does not know the nohide_stale_gid mount option (kernel patch 0002)");
+		kt_fatal("ext4 rejects the nohide_stale_gid mount option: kernel patch 0002 "
+			 "missing or broken");
 	}
 	if (rc)
 		kt_fatal("mount -t ext4 -o '%s' %s %s: %s", opts, dev, mnt, kt_errname(rc));
 }
 
-/* Skip unless the VFS admits the flag (patch 0001): ZERO_RANGE with it is EINVAL. */
+/* The VFS admits the flag (patch 0001): ZERO_RANGE with it is EINVAL; else fail. */
 static void probe_vfs(void)
 {
 	const char *path = "/tmp/nhs-probe";
@@ -125,8 +134,9 @@ static void probe_vfs(void)
 	rc = kt_fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_NO_HIDE_STALE, 0, 4096);
 	close(fd);
 	unlink(path);
-	if (rc == -EOPNOTSUPP)
-		kt_skip("the VFS refuses FALLOC_FL_NO_HIDE_STALE (kernel patch 0001 missing)");
+	if (rc != -EINVAL)
+		kt_fatal("ZERO_RANGE|NO_HIDE_STALE on tmpfs gives %s, not EINVAL: kernel patch 0001 "
+			 "missing or broken", kt_errname(rc));
 }
 
 static void umount_or_die(void)
@@ -199,15 +209,46 @@ static int open_direct(const char *name);
 
 /* ---- credentials: run fallocate in a child with other ids ---- */
 
+enum caps {
+	CAPS_DEFAULT,		/* root: all; another uid: none */
+	CAPS_RAWIO_ONLY,	/* another uid holding CAP_SYS_RAWIO and nothing else */
+	CAPS_ALL_BUT_RAWIO,	/* root without CAP_SYS_RAWIO */
+};
+
 struct ids {
 	const char *name;
 	uid_t uid;
 	gid_t gid;
 	int ngroups;
 	gid_t groups[2];
+	enum caps caps;
 };
 
-/* Fallocate path as ids (no capabilities once uid != 0); 0 or -errno. */
+/* The effective capability set of this process, from /proc/self/status. */
+static unsigned long long cap_eff(void)
+{
+	char st[4096], *cap;
+
+	if (kt_read_file("/proc/self/status", st, sizeof(st)) < 0 ||
+	    !(cap = strstr(st, "CapEff:")))
+		return ~0ull;
+	return strtoull(cap + 7, NULL, 16);
+}
+
+/* Set the permitted and effective capability sets to mask (capset(2)). */
+static int set_caps(unsigned long long mask)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	d[0].effective = d[0].permitted = (uint32_t)mask;
+	d[1].effective = d[1].permitted = (uint32_t)(mask >> 32);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+#define RAWIO_BIT (1ull << CAP_SYS_RAWIO)
+
+/* Fallocate path as ids with the capabilities who->caps asks for; 0 or -errno. */
 static int fallocate_as(const struct ids *who, const char *path, int mode, uint64_t off,
 			uint64_t len)
 {
@@ -217,16 +258,33 @@ static int fallocate_as(const struct ids *who, const char *path, int mode, uint6
 	if (pid < 0)
 		kt_fatal("fork: %s", strerror(errno));
 	if (pid == 0) {
-		char st[4096], *cap;
+		unsigned long long root_caps = cap_eff();
 
+		/* Keep the permitted set across setresuid for CAPS_RAWIO_ONLY. */
+		if (who->caps == CAPS_RAWIO_ONLY && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+			_exit(203);
 		if (setgroups(who->ngroups, who->groups) || setresgid(who->gid, who->gid, who->gid) ||
 		    setresuid(who->uid, who->uid, who->uid))
 			_exit(200);
-		/* A non-root uid must have lost every capability (CAP_SYS_RAWIO). */
-		if (who->uid && (kt_read_file("/proc/self/status", st, sizeof(st)) < 0 ||
-				 !(cap = strstr(st, "CapEff:")) ||
-				 strncmp(cap, "CapEff:\t0000000000000000", 24)))
-			_exit(202);
+		if (who->caps == CAPS_RAWIO_ONLY && set_caps(RAWIO_BIT))
+			_exit(203);
+		if (who->caps == CAPS_ALL_BUT_RAWIO && set_caps(root_caps & ~RAWIO_BIT))
+			_exit(203);
+		/* The capabilities must be exactly the ones asked for. */
+		switch (who->caps) {
+		case CAPS_DEFAULT:
+			if (who->uid && cap_eff() != 0)
+				_exit(202);
+			break;
+		case CAPS_RAWIO_ONLY:
+			if (!who->uid || cap_eff() != RAWIO_BIT)
+				_exit(202);
+			break;
+		case CAPS_ALL_BUT_RAWIO:
+			if (who->uid || (cap_eff() & RAWIO_BIT) || cap_eff() != (root_caps & ~RAWIO_BIT))
+				_exit(202);
+			break;
+		}
 		fd = open(path, O_RDWR);
 		if (fd < 0)
 			_exit(201);
@@ -238,19 +296,24 @@ static int fallocate_as(const struct ids *who, const char *path, int mode, uint6
 	switch (WEXITSTATUS(status)) {
 	case 200: kt_fatal("%s: could not switch ids", who->name);
 	case 201: kt_fatal("%s: could not open %s", who->name, path);
-	case 202: kt_fatal("%s: still holds capabilities after dropping root", who->name);
+	case 202: kt_fatal("%s: the capability set is not the one asked for", who->name);
+	case 203: kt_fatal("%s: could not set the capabilities (prctl/capset)", who->name);
 	}
 	return -WEXITSTATUS(status);
 }
 
 static const struct ids root_nogroup = { "root, no supplementary groups (CAP_SYS_RAWIO)", 0, 0, 0,
-					 { 0 } };
+					 { 0 }, CAPS_DEFAULT };
 static const struct ids outsider = { "rsuser, not in rsstale, no capabilities", USER_UID, USER_GID,
-				     0, { 0 } };
+				     0, { 0 }, CAPS_DEFAULT };
 static const struct ids member = { "rsuser with supplementary group rsstale", USER_UID, USER_GID,
-				   1, { STALE_GID } };
+				   1, { STALE_GID }, CAPS_DEFAULT };
 static const struct ids primary = { "rsuser with primary group rsstale", USER_UID, STALE_GID, 0,
-				    { 0 } };
+				    { 0 }, CAPS_DEFAULT };
+static const struct ids rawio_user = { "rsuser, not in rsstale, holding only CAP_SYS_RAWIO",
+				       USER_UID, USER_GID, 0, { 0 }, CAPS_RAWIO_ONLY };
+static const struct ids root_norawio = { "root, no supplementary groups, without CAP_SYS_RAWIO",
+					 0, 0, 0, { 0 }, CAPS_ALL_BUT_RAWIO };
 
 /* ---- FIEMAP ---- */
 
@@ -365,9 +428,20 @@ static void test_gate(void)
 	kt_expect_eq(fallocate_as(&primary, path_in("f"), NHS, MiB, MiB), 0, "%s", primary.name);
 	kt_expect_eq(fallocate_as(&root_nogroup, path_in("f"), NHS, 2 * MiB, MiB), 0, "%s",
 		     root_nogroup.name);
+	/* The capability, not root: a plain user holding only it passes, root without it not. */
+	kt_expect_eq(fallocate_as(&root_norawio, path_in("f"), NHS, 3 * MiB, MiB), -EPERM, "%s",
+		     root_norawio.name);
+	fd = open(path_in("f"), O_RDONLY);
+	st = fstat_or_die(fd);
+	close(fd);
+	kt_check(st.st_size == (off_t)(3 * MiB) && st.st_blocks * 512 == (off_t)(3 * MiB),
+		 "EPERM for root without CAP_SYS_RAWIO allocated nothing (size %lld, %lld bytes)",
+		 (long long)st.st_size, (long long)st.st_blocks * 512);
+	kt_expect_eq(fallocate_as(&rawio_user, path_in("f"), NHS, 3 * MiB, MiB), 0, "%s",
+		     rawio_user.name);
 	fd = open(path_in("f"), O_RDWR);
 	st = fstat_or_die(fd);
-	kt_check(st.st_size == (off_t)(3 * MiB), "size is 3 MiB after three 1 MiB requests (%lld)",
+	kt_check(st.st_size == (off_t)(4 * MiB), "size is 4 MiB after four 1 MiB requests (%lld)",
 		 (long long)st.st_size);
 
 	{
@@ -385,10 +459,10 @@ static void test_gate(void)
 		};
 
 		for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++)
-			kt_expect_eq(kt_fallocate(fd, combos[i].mode, 4 * MiB, MiB), combos[i].want,
+			kt_expect_eq(kt_fallocate(fd, combos[i].mode, 5 * MiB, MiB), combos[i].want,
 				     "%s", combos[i].name);
 		st = fstat_or_die(fd);
-		kt_check(st.st_size == (off_t)(3 * MiB) && st.st_blocks * 512 == (off_t)(3 * MiB),
+		kt_check(st.st_size == (off_t)(4 * MiB) && st.st_blocks * 512 == (off_t)(4 * MiB),
 			 "refused combinations changed nothing (size %lld, %lld bytes allocated)",
 			 (long long)st.st_size, (long long)st.st_blocks * 512);
 	}
@@ -398,17 +472,17 @@ static void test_gate(void)
 	kt_expect_eq(remount("commit=30"), 0, "remount with commit=30 only");
 	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1001"),
 		 "after remount /proc/mounts still shows nohide_stale_gid=1001 (%s)", opts);
-	kt_expect_eq(fallocate_as(&member, path_in("f"), NHS, 3 * MiB, MiB), 0,
+	kt_expect_eq(fallocate_as(&member, path_in("f"), NHS, 5 * MiB, MiB), 0,
 		     "%s after remount", member.name);
 	kt_expect_eq(remount("nohide_stale_gid=1000"), 0, "remount with nohide_stale_gid=1000");
 	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1000"),
 		 "/proc/mounts shows nohide_stale_gid=1000 (%s)", opts);
-	kt_expect_eq(fallocate_as(&outsider, path_in("f"), NHS, 4 * MiB, MiB), 0,
+	kt_expect_eq(fallocate_as(&outsider, path_in("f"), NHS, 6 * MiB, MiB), 0,
 		     "rsuser (primary group 1000) after the gid moved to 1000");
 	kt_expect_eq(remount("nohide_stale_gid=none"), 0, "remount with nohide_stale_gid=none");
 	kt_check(mount_opts(opts, sizeof(opts)) && !strstr(opts, "nohide_stale_gid"),
 		 "/proc/mounts no longer shows nohide_stale_gid (%s)", opts);
-	kt_expect_eq(fallocate_as(&root_nogroup, path_in("f"), NHS, 5 * MiB, MiB), -EOPNOTSUPP,
+	kt_expect_eq(fallocate_as(&root_nogroup, path_in("f"), NHS, 7 * MiB, MiB), -EOPNOTSUPP,
 		     "NO_HIDE_STALE after nohide_stale_gid=none, even with CAP_SYS_RAWIO");
 	kt_expect_eq(remount("nohide_stale_gid=rsstale"), -EINVAL,
 		     "remount with nohide_stale_gid=rsstale (a name, not a number)");
@@ -726,6 +800,20 @@ static void test_stale(void)
 	kt_expect_eq(fallocate_as(&member, path_in("h"), NHS, 0, 4 * MiB), 0,
 		     "NO_HIDE_STALE over a cached hole");
 	expect_coherent("h", 4 * MiB, "hole -> written");
+	/*
+	 * Coherent zeros would also pass with a stale cache over zeroed
+	 * blocks: the blocks must hold the deleted file's data, and the
+	 * buffered read must show it (the cached zero pages were dropped).
+	 */
+	fd = open(path_in("h"), O_RDONLY);
+	if (fd < 0)
+		kt_fatal("open h: %s", strerror(errno));
+	c = census(fd, 4 * MiB);
+	close(fd);
+	print_census("cached hole after NO_HIDE_STALE, buffered", c);
+	kt_check(c.victim * 2 >= c.blocks && c.zero < c.blocks,
+		 "a buffered read of the former hole shows the deleted file's blocks (%llu of %llu), "
+		 "not the cached zeros", (unsigned long long)c.victim, (unsigned long long)c.blocks);
 
 	/* A fresh file: the deleted data comes back, bounded by the file. */
 	fd = create_file("n", 0);
@@ -853,8 +941,8 @@ static void test_quota(void)
 	mkfs_ext4("256M", "-O quota");
 	rc = do_mount("ext4", "usrquota");
 	if (rc)
-		kt_skip("cannot mount ext4 with the quota feature (%s): kernel without "
-			"CONFIG_QFMT_V2?", kt_errname(rc));
+		kt_fatal("cannot mount ext4 with the quota feature (%s): kernel/config asks for "
+			 "CONFIG_QFMT_V2", kt_errname(rc));
 	umount_or_die();
 	mount_gated("usrquota");
 	fd = create_file("q", 0);
@@ -951,6 +1039,67 @@ static void test_other(void)
 	umount_or_die();
 }
 
+/* ---- overlayfs over a gated ext4 ---- */
+
+/*
+ * overlayfs would forward the flag to the upper ext4 with the mounter's
+ * credentials: patch 0001 makes it refuse (EOPNOTSUPP), even for callers
+ * the ext4 gate admits, and allocate nothing.
+ */
+static void test_overlay(void)
+{
+	char ovl[256], opts[PATH_MAX * 3 + 64], upper[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	mkfs_ext4("256M", "");
+	mount_gated("");
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	if (mkdir(path_in("lower"), 0777) || mkdir(path_in("upper"), 0777) ||
+	    mkdir(path_in("work"), 0777) || chmod(path_in("upper"), 0777))
+		kt_fatal("mkdir in %s: %s", mnt, strerror(errno));
+	snprintf(ovl, sizeof(ovl), "%s-ovl", mnt);
+	if (mkdir(ovl, 0777) && errno != EEXIST)
+		kt_fatal("mkdir %s: %s", ovl, strerror(errno));
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", path_in("lower"),
+		 path_in("upper"), path_in("work"));
+	if (mount("overlay", ovl, "overlay", 0, opts))
+		kt_fatal("mount -t overlay -o %s %s: %s (kernel/config has CONFIG_OVERLAY_FS)", opts,
+			 ovl, strerror(errno));
+
+	/* Reference: the gate admits root and members directly on ext4. */
+	fd = create_file("upper/direct", 0);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), 0, "NO_HIDE_STALE on the ext4 itself (root)");
+	close(fd);
+
+	snprintf(upper, sizeof(upper), "%s/f", ovl);
+	fd = open(upper, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	if (fd < 0 || fchmod(fd, 0666))
+		kt_fatal("create %s: %s", upper, strerror(errno));
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+		     "NO_HIDE_STALE through overlayfs as root (CAP_SYS_RAWIO)");
+	kt_expect_eq(kt_fallocate(fd, NHS | KEEP, 0, MiB), -EOPNOTSUPP,
+		     "NO_HIDE_STALE|KEEP_SIZE through overlayfs");
+	kt_expect_eq(kt_fallocate(fd, ZERO | NHS, 0, MiB), -EINVAL,
+		     "ZERO_RANGE|NO_HIDE_STALE through overlayfs (VFS)");
+	close(fd);
+	kt_expect_eq(fallocate_as(&member, upper, NHS, 0, MiB), -EOPNOTSUPP,
+		     "NO_HIDE_STALE through overlayfs as %s", member.name);
+	if (stat(path_in("upper/f"), &st))
+		kt_fatal("stat the upper file: %s", strerror(errno));
+	kt_check(st.st_size == 0 && st.st_blocks == 0,
+		 "the upper ext4 file got nothing (size %lld, blocks %lld)", (long long)st.st_size,
+		 (long long)st.st_blocks);
+	fd = open(upper, O_RDWR);
+	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), 0, "plain fallocate through overlayfs (reference)");
+	close(fd);
+	if (umount(ovl))
+		kt_fatal("umount %s: %s", ovl, strerror(errno));
+	rmdir(ovl);
+	umount_or_die();
+}
+
 /* ---- block device ---- */
 
 static void test_blkdev(bool discard)
@@ -1039,7 +1188,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other DEVICE MOUNTPOINT | "
+		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay DEVICE "
+			 "MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -1077,6 +1227,8 @@ int main(int argc, char **argv)
 		test_quota();
 	else if (!strcmp(what, "other"))
 		test_other();
+	else if (!strcmp(what, "overlay"))
+		test_overlay();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();

@@ -16,10 +16,11 @@
  *    provision is a no-op; misaligned ranges -> EINVAL, ranges at/after
  *    the end -> EINVAL, ranges crossing the end are clamped with KEEP_SIZE
  *    and refused without; UNSHARE_RANGE stays EOPNOTSUPP; a read-only fd
- *    gets EBADF.
+ *    gets EBADF, a read-only device (BLKROSET) EPERM.
  *  t_provision enospc DEV FILE FILLER
  *    FILE lives on a nearly full file system where FILLER takes the space:
- *    provisioning more than is free gives ENOSPC (not EIO), data on DEV is
+ *    provisioning more than is free gives ENOSPC (not EIO, and nothing
+ *    logged as an I/O error), data on DEV is
  *    unchanged and the range still reads zeros; once FILLER is gone the
  *    same range provisions, takes a full write and reads it back.
  *
@@ -31,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,10 +82,9 @@ static int cmd_none(void)
 	uint64_t base = 2 * MiB;
 	long long max = kt_queue_attr(dev, "provision_max_bytes");
 
-	/* Absent (-1) on kernels without the provision patches: same meaning. */
-	kt_check(max == 0 || max == -1,
-		 "queue/provision_max_bytes is 0 (or absent) on a device without provision (%lld)",
-		 max);
+	/* Patch 0003 adds the attribute to every queue: absent (-1) is a broken series. */
+	kt_check(max == 0, "queue/provision_max_bytes exists and reads 0 on a device without "
+		 "provision (%lld%s)", max, max == -1 ? ": absent, kernel patch 0003 missing?" : "");
 	kt_fill(dfd, base, MiB, 31);
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), -EOPNOTSUPP, "%s",
@@ -143,7 +145,7 @@ static void loop_basic(const char *file)
 	}
 }
 
-static void loop_checks(void)
+static void loop_checks(const char *file)
 {
 	uint64_t half = lbs / 2, base = 6 * MiB, last = size - lbs;
 	int rfd;
@@ -180,6 +182,24 @@ static void loop_checks(void)
 		kt_fatal("open %s read-only: %s", dev, strerror(errno));
 	kt_expect_eq(kt_fallocate(rfd, 0, base, MiB), -EBADF, "mode 0 on a read-only fd");
 	close(rfd);
+
+	/* A read-only device (BLKROSET), through an fd opened for writing: EPERM. */
+	{
+		int ro = 1;
+		long long before = file_blocks(file);
+
+		if (ioctl(dfd, BLKROSET, &ro))
+			kt_fatal("BLKROSET 1 on %s: %s", dev, strerror(errno));
+		kt_expect_eq(kt_fallocate(dfd, 0, 10 * MiB, MiB), -EPERM,
+			     "mode 0 on a read-only device");
+		kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, 10 * MiB, MiB), -EPERM,
+			     "KEEP_SIZE on a read-only device");
+		ro = 0;
+		if (ioctl(dfd, BLKROSET, &ro))
+			kt_fatal("BLKROSET 0 on %s: %s", dev, strerror(errno));
+		kt_expect_eq(file_blocks(file) - before, 0,
+			     "the read-only refusals allocated nothing in the backing file");
+	}
 }
 
 /* Provisioning does not invalidate the page cache: cached data survives. */
@@ -209,13 +229,14 @@ static void loop_page_cache(bool sync_first)
 
 static int cmd_loop(const char *file)
 {
-	if (kt_queue_attr(dev, "provision_max_bytes") <= 0 &&
-	    kt_fallocate(dfd, 0, 0, lbs) == -EOPNOTSUPP)
-		kt_skip("%s does not provision (kernel without REQ_OP_PROVISION?)", dev);
+	/* The guest boots the patched kernel: a loop device that cannot provision fails. */
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: queue/provision_max_bytes is %lld: kernel patches 0003/0004 missing "
+			 "or broken", dev, kt_queue_attr(dev, "provision_max_bytes"));
 	if (size < 16 * MiB)
 		kt_fatal("%s: need at least 16 MiB", dev);
 	loop_basic(file);
-	loop_checks();
+	loop_checks(file);
 	loop_page_cache(false);
 	loop_page_cache(true);
 	return kt_done();
@@ -225,15 +246,20 @@ static int cmd_enospc(const char *file, const char *filler)
 {
 	uint64_t len = size, data = 64 * KiB;
 	struct stat st;
-	int rc;
+	int rc, logged;
 
 	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
-		kt_skip("%s does not provision", dev);
+		kt_fatal("%s: queue/provision_max_bytes is %lld: kernel patches 0003/0004 missing "
+			 "or broken", dev, kt_queue_attr(dev, "provision_max_bytes"));
 	kt_fill(dfd, 0, data, 51);
 	fsync(dfd);
+	logged = kt_dmesg_count(KT_DMESG_IO_ERROR);
 	rc = kt_fallocate(dfd, 0, 0, len);
 	kt_expect_eq(rc, -ENOSPC, "provision of %llu MiB with less free gives ENOSPC",
 		     (unsigned long long)(len / MiB));
+	logged = kt_dmesg_count(KT_DMESG_IO_ERROR) - logged;
+	kt_check(logged == 0, "ENOSPC is not logged as an I/O error (%d new kernel lines match "
+		 "'%s')", logged, KT_DMESG_IO_ERROR);
 	kt_expect_range(dfd, 0, data, 51, "data written before the failed provision");
 	kt_expect_range(dfd, data, len - data, 0, "the rest of the device still reads zeros");
 	if (stat(file, &st))

@@ -22,6 +22,10 @@
  *    than the pool holds fails with ENOSPC (after at least SEC seconds, for
  *    a pool queueing with a no_space_timeout of SEC), the pool reports
  *    out_of_data_space with every block used, and THIN reads zeros.
+ *  t_provision_thin modes THIN POOL
+ *    on a fresh pool: with the pool reloaded read-only, provision of mapped
+ *    blocks succeeds without allocating and anything needing a new block
+ *    gets EIO; reloaded read-write, the same request allocates.
  *  t_provision_thin fit THIN POOL
  *    on a fresh pool: provisioning exactly the pool's size succeeds, the
  *    whole range then takes writes; one block more gives ENOSPC at once
@@ -106,11 +110,12 @@ static void provision_uses(int fd, int mode, uint64_t off, uint64_t len, long lo
 		 what, before, after, after - before, blocks);
 }
 
-static void skip_unless_provision(void)
+/* The guest boots the patched kernel: a thin device that cannot provision fails. */
+static void require_provision(void)
 {
-	if (kt_queue_attr(dev, "provision_max_bytes") <= 0 &&
-	    kt_fallocate(dfd, 0, 0, lbs) == -EOPNOTSUPP)
-		kt_skip("%s does not provision (kernel without REQ_OP_PROVISION?)", dev);
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: queue/provision_max_bytes is %lld: kernel patches 0003/0005/0006 "
+			 "missing or broken", dev, kt_queue_attr(dev, "provision_max_bytes"));
 }
 
 static int cmd_basic(void)
@@ -120,7 +125,7 @@ static int cmd_basic(void)
 	long long before;
 	int bfd;
 
-	skip_unless_provision();
+	require_provision();
 	snprintf(pooldev, sizeof(pooldev), "/dev/mapper/%s", pool);
 	kt_check(kt_queue_attr(dev, "provision_max_bytes") > 0,
 		 "queue/provision_max_bytes is non-zero on thin (%lld)",
@@ -199,7 +204,7 @@ static int cmd_snap(unsigned int id)
 	dfd = ofd;
 	lbs = kt_lbs(ofd);
 	size = kt_dev_size(ofd);
-	skip_unless_provision();
+	require_provision();
 	kt_fill(ofd, 0, len, 71);
 	fsync(ofd);
 	sh_ok("create_snap", kt_sh("dmsetup suspend %s && dmsetup message %s 0 'create_snap %u %u'"
@@ -247,7 +252,7 @@ static int cmd_enospc(double min_wait)
 	double t;
 	int rc;
 
-	skip_unless_provision();
+	require_provision();
 	if (ps.used != 0)
 		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
 	blk = 64 * KiB;
@@ -268,6 +273,56 @@ static int cmd_enospc(double min_wait)
 	return kt_done();
 }
 
+/* Reload POOL with its table and the given feature arguments ("0" or "1 read_only"). */
+static void pool_reload(const char *thin, const char *features)
+{
+	int rc = kt_sh("t=$(dmsetup table %s | awk '{ print $1, $2, $3, $4, $5, $6, $7 }') && "
+		       "dmsetup suspend %s && dmsetup suspend %s && "
+		       "dmsetup reload %s --table \"$t %s\" && dmsetup resume %s && dmsetup resume %s",
+		       pool, thin, pool, pool, features, pool, thin);
+
+	if (rc)
+		kt_fatal("reloading pool %s with features '%s' failed (exit %d)", pool, features, rc);
+}
+
+/*
+ * Read-only pool mode: provision of blocks already mapped (and unshared)
+ * succeeds without allocating, anything that needs a new block gets EIO;
+ * back in read-write mode the same request succeeds.
+ */
+static int cmd_modes(void)
+{
+	const uint64_t blk = 64 * KiB;
+	const char *thin = strrchr(dev, '/') + 1;
+	struct pool_status ps;
+	long long before;
+
+	require_provision();
+	kt_fill(dfd, 0, blk, 91);
+	fsync(dfd);
+	provision_uses(dfd, 0, blk, blk, 1, "read-write pool, one unmapped block");
+	pool_reload(thin, "1 read_only");
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "ro"), "the pool is read-only (mode %s)", ps.mode);
+	before = ps.used;
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, 2 * blk), 0,
+		     "read-only pool: provision of two mapped blocks");
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, 3 * blk), -EIO,
+		     "read-only pool: a range that needs one new block");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, 5 * blk, blk), -EIO,
+		     "read-only pool: KEEP_SIZE of an unmapped block");
+	kt_check(used() == before, "read-only pool: used data blocks unchanged (%lld -> %lld)",
+		 before, used());
+	kt_expect_range(dfd, 0, blk, 91, "read-only pool: written data intact");
+	pool_reload(thin, "0");
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "rw"), "the pool is read-write again (mode %s)", ps.mode);
+	provision_uses(dfd, 0, 0, 3 * blk, 1, "read-write again: the range with one new block");
+	kt_expect_range(dfd, 0, blk, 91, "written data intact");
+	kt_expect_range(dfd, blk, 2 * blk, 0, "provisioned blocks read zeros");
+	return kt_done();
+}
+
 static int cmd_fit(void)
 {
 	struct pool_status ps = pool_status();
@@ -275,7 +330,7 @@ static int cmd_fit(void)
 	double t;
 	int rc;
 
-	skip_unless_provision();
+	require_provision();
 	if (ps.used != 0)
 		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
 	len = (uint64_t)ps.total * blk;
@@ -303,13 +358,15 @@ int main(int argc, char **argv)
 		return cmd_snap((unsigned int)strtoul(argv[3], NULL, 0));
 	}
 	if (argc < 4)
-		kt_fatal("usage: t_provision_thin basic|enospc|fit THIN POOL | snap POOL ID");
+		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes THIN POOL | snap POOL ID");
 	pool = argv[3];
 	open_dev(argv[2]);
 	if (!strcmp(argv[1], "basic"))
 		return cmd_basic();
 	if (!strcmp(argv[1], "fit"))
 		return cmd_fit();
+	if (!strcmp(argv[1], "modes"))
+		return cmd_modes();
 	if (!strcmp(argv[1], "enospc")) {
 		double min_wait = 0;
 

@@ -87,6 +87,8 @@ protected:
 		struct rawstore_mkfs_opts mo;
 		rawstore_mkfs_opts_init(&mo);
 		mo.inline_max = inline_max;
+		/* No background preparer: tests here count syncs and I/O. */
+		mo.zero_policy = RAWSTORE_ZERO_PAD;
 		ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
 	}

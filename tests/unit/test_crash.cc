@@ -115,10 +115,25 @@ TEST_P(CrashTest, NoAckedLossNoLeak)
 	ExpectClean();
 }
 
+/* Instance names: the crash point, e.g. WritePath/CrashTest.NoAckedLossNoLeak/before_flush. */
+static std::string crash_point_name(const ::testing::TestParamInfo<int> &info)
+{
+	switch (info.param) {
+	case RS_CRASH_MID_DATA: return "mid_data";
+	case RS_CRASH_BEFORE_FLUSH: return "before_flush";
+	case RS_CRASH_DROP_UNFLUSHED: return "drop_unflushed";
+	case RS_CRASH_BEFORE_COMMIT: return "before_commit";
+	case RS_CRASH_AFTER_COMMIT: return "after_commit";
+	case RS_CRASH_BEFORE_DEFERRED: return "before_deferred";
+	default: return "point" + std::to_string(info.param);
+	}
+}
+
 INSTANTIATE_TEST_SUITE_P(WritePath, CrashTest,
 			 ::testing::Values(RS_CRASH_MID_DATA, RS_CRASH_BEFORE_FLUSH,
 					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT,
-					   RS_CRASH_AFTER_COMMIT));
+					   RS_CRASH_AFTER_COMMIT),
+			 crash_point_name);
 
 class DeferredCrashTest : public CrashTest {};
 
@@ -171,7 +186,8 @@ TEST_P(DeferredCrashTest, ReplayedOrAbsent)
 
 INSTANTIATE_TEST_SUITE_P(Deferred, DeferredCrashTest,
 			 ::testing::Values(RS_CRASH_BEFORE_COMMIT, RS_CRASH_BEFORE_DEFERRED,
-					   RS_CRASH_AFTER_COMMIT));
+					   RS_CRASH_AFTER_COMMIT),
+			 crash_point_name);
 
 /* Many transactions in flight, grouped; the crash hits a later group. */
 TEST_F(CrashTest, GroupCommitCrash)

@@ -4,6 +4,8 @@
 // and double use.
 #include <rocksdb/c.h>
 
+#include <dirent.h>
+
 #include <set>
 
 #include "helpers.h"
@@ -87,6 +89,7 @@ static std::string onode_key(const std::string &coll, const std::string &name)
 struct Problems {
 	std::multiset<int> kinds;
 	std::vector<std::string> messages;
+	std::vector<std::string> objects; /* "coll/name" or "" */
 };
 
 static void collect(void *arg, const struct rawstore_fsck_problem *p)
@@ -94,6 +97,9 @@ static void collect(void *arg, const struct rawstore_fsck_problem *p)
 	auto pr = static_cast<Problems *>(arg);
 	pr->kinds.insert(p->kind);
 	pr->messages.push_back(p->message);
+	pr->objects.push_back(p->coll ? std::string(p->coll) + "/" +
+						std::string((const char *)p->name, p->name_len)
+				      : std::string());
 }
 
 class FsckTest : public StoreTest {
@@ -284,7 +290,8 @@ TEST_F(FsckTest, CorruptFreeListIsRebuiltFromObjects)
 	struct rawstore_txn *t = T();
 	rawstore_txn_remove(t, "c", "o3", 2);
 	ASSERT_EQ(Submit(t), 0);
-	uint64_t free_before = Statfs().free;
+	uint64_t free_before = Statfs().free, unpunched_before = Statfs().unpunched;
+	ASSERT_GT(unpunched_before, 0u); /* o3's units await punching */
 	CloseStore();
 	{
 		RawDb db(meta);
@@ -299,7 +306,8 @@ TEST_F(FsckTest, CorruptFreeListIsRebuiltFromObjects)
 	oo.rebuild_freelist = 1;
 	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &oo, &st), 0) << rawstore_errmsg();
 	EXPECT_EQ(Statfs().free, free_before);
-	EXPECT_EQ(Statfs().unpunched, 0u);
+	/* issue 8 item 9: the pending punches survive the rebuild */
+	EXPECT_EQ(Statfs().unpunched, unpunched_before);
 	ExpectClean();
 	for (int i = 0; i < 8; i++) {
 		if (i != 3) {
@@ -381,4 +389,250 @@ TEST_F(FsckTest, SharedUnitsMustMatchTheirReferenceRecords)
 	struct rawstore_fsck_result res;
 	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
 	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_SHARED), 1u);
+}
+
+/* issue 8 item 1: repair must keep the attributes, omap and header of an
+ * object whose record does not decode: they may be its own. */
+TEST_F(FsckTest, RepairKeepsRecordsOfAnUndecodableObject)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, pattern(20000, 1)), 0);
+	struct rawstore_txn *t = T();
+	ASSERT_EQ(rawstore_txn_setattr(t, "c", "obj", 3, "a", "va", 2), 0);
+	ASSERT_EQ(rawstore_txn_omap_set(t, "c", "obj", 3, "k", 1, "vk", 2), 0);
+	ASSERT_EQ(rawstore_txn_omap_setheader(t, "c", "obj", 3, "hdr", 3), 0);
+	ASSERT_EQ(Submit(t), 0);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	ASSERT_EQ(rawstore_stat(st, "c", "obj", 3, &s), 0);
+	uint64_t nid = s.nid;
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = onode_key("c", "obj"), v = db.Get(k);
+		v[17] ^= 1;
+		db.Put(k, v);
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, true, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_ORPHAN), 3u);
+	bool said_why = false;
+	for (auto &m : pr.messages)
+		said_why |= m.find("does not decode (object record: crc mismatch)") !=
+			    std::string::npos;
+	EXPECT_TRUE(said_why);
+	EXPECT_EQ(res.repaired, 0u);
+	CloseStore();
+	{
+		RawDb db(meta);
+		EXPECT_EQ(db.Get("X" + be64(nid) + "a"), "va");
+		EXPECT_EQ(db.Get("M" + be64(nid) + "k"), "vk");
+		EXPECT_EQ(db.Get("H" + be64(nid)), "hdr");
+	}
+}
+
+/* issue 8 item 3: a used extent that starts inside a free extent which
+ * sorts before it is reported (the state before a double allocation). */
+TEST_F(FsckTest, UsedExtentStartingInsideAFreeOneIsReported)
+{
+	oo.deferred_max = 0;
+	Reopen();
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "a", 0, pattern(65536, 1)), 0);
+	ASSERT_EQ(Write("c", "b", 0, pattern(65536, 2)), 0);
+	uint64_t boff = FindOnDevice(pattern(65536, 2).substr(0, 4096));
+	ASSERT_NE(boff, 0u);
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "a", 1);
+	ASSERT_EQ(Submit(t), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		/* a's units are free now and lie right before b's */
+		std::string k = "F" + be64(boff - 65536), v = db.Get(k);
+		ASSERT_EQ(v, std::string("\0\0\1\0\0\0\0\0", 8));
+		db.Put(k, std::string("\0\x10\1\0\0\0\0\0", 8)); /* 64 KiB + 4 KiB */
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	ASSERT_EQ(pr.kinds.count(RAWSTORE_FSCK_USED_AND_FREE), 1u);
+	bool found = false;
+	for (size_t i = 0; i < pr.messages.size(); i++)
+		found |= pr.messages[i].find("[" + std::to_string(boff) +
+					     ", +4096) is both used and free") != std::string::npos &&
+			 pr.objects[i] == "c/b";
+	EXPECT_TRUE(found);
+}
+
+/* issue 8 item 5: a malformed object key counts as a corrupt record, so the
+ * extents of its value are not freed by repair. */
+TEST_F(FsckTest, MalformedObjectKeyBlocksLeakRepair)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, pattern(65536, 3)), 0);
+	uint64_t free_before = Statfs().free;
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = onode_key("c", "obj"), v = db.Get(k);
+		db.Del(k);
+		/* collection length 0: the key does not parse */
+		db.Put(std::string("O\0\0obj", 6), v);
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, true, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+	EXPECT_EQ(res.leaks, 1u);
+	EXPECT_EQ(res.leaked_bytes, 65536u);
+	EXPECT_EQ(res.repaired, 0u);
+	EXPECT_EQ(Statfs().free, free_before);
+	Reopen();
+	EXPECT_EQ(Statfs().free, free_before);
+}
+
+/* issue 8 item 4: a damaged RocksDB table is corruption (-EUCLEAN), not a
+ * busy store. */
+TEST_F(FsckTest, DamagedTableIsCorruptionNotBusy)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "obj", 0, "x"), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+		char *err = nullptr;
+		rocksdb_flushoptions_set_wait(fo, 1);
+		rocksdb_flush(db.db, fo, &err);
+		rocksdb_flushoptions_destroy(fo);
+		ASSERT_EQ(err, nullptr);
+	}
+	/* flip bytes in the first data block of every table */
+	int tables = 0;
+	DIR *d = opendir(meta.c_str());
+	ASSERT_NE(d, nullptr);
+	while (struct dirent *e = readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() < 4 || n.compare(n.size() - 4, 4, ".sst"))
+			continue;
+		int fd = open((meta + "/" + n).c_str(), O_RDWR);
+		ASSERT_GE(fd, 0);
+		char b[16];
+		ASSERT_EQ(pread(fd, b, sizeof(b), 8), (ssize_t)sizeof(b));
+		for (char &c : b)
+			c ^= 0x5a;
+		ASSERT_EQ(pwrite(fd, b, sizeof(b), 8), (ssize_t)sizeof(b));
+		close(fd);
+		tables++;
+	}
+	closedir(d);
+	ASSERT_GE(tables, 1);
+	EXPECT_EQ(Open(), -EUCLEAN);
+	std::string msg = rawstore_errmsg();
+	EXPECT_NE(msg.find("Corruption"), std::string::npos) << msg;
+	st = nullptr;
+}
+
+/* issue 8 item 9: the rebuild refuses object extents that overlap unless
+ * reference records say the units are shared (clones), and keeps the
+ * pending punches. */
+TEST_F(FsckTest, RebuildRefusesOverlapsThatAreNotClones)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "a", 0, pattern(16384, 1)), 0);
+	ASSERT_EQ(Write("c", "gone", 0, pattern(16384, 2)), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_clone(t, "c", "a", 1, "b", 1);
+	rawstore_txn_remove(t, "c", "gone", 4);
+	ASSERT_EQ(Submit(t), 0);
+	uint64_t free_before = Statfs().free, unpunched_before = Statfs().unpunched;
+	ASSERT_EQ(unpunched_before, 16384u);
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = db.First("F");
+		db.Put(k, std::string("\1\0\0\0\0\0\0\0", 8)); /* length 1 */
+	}
+	struct rawstore_open_opts ro;
+	rawstore_open_opts_init(&ro);
+	ro.rebuild_freelist = 1;
+	/* a and b share their units through reference records: fine */
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().free, free_before);
+	EXPECT_EQ(Statfs().unpunched, unpunched_before);
+	ExpectClean();
+	CloseStore();
+	/* a third object record claiming a's units, with no reference record */
+	{
+		RawDb db(meta);
+		db.Put(onode_key("c", "intruder"), db.Get(onode_key("c", "a")));
+	}
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), -EUCLEAN);
+	std::string msg = rawstore_errmsg();
+	EXPECT_NE(msg.find("used by 3 object extents"), std::string::npos) << msg;
+	st = nullptr;
+	{
+		RawDb db(meta);
+		db.Del(onode_key("c", "intruder"));
+		/* b's record gone: the units have one user and a stale reference
+		 * record, which does not block the rebuild */
+		db.Del(onode_key("c", "b"));
+		db.Put(onode_key("c", "x"), db.Get(onode_key("c", "a")));
+		/* x claims a's units too: now two users, and the record says 1 extra */
+	}
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
+	CloseStore();
+	{
+		RawDb db(meta);
+		db.Put(db.First("P"), std::string("\0\0\0\0\0\0\0\0", 8)); /* corrupt */
+	}
+	/* a corrupt unpunched list: every free byte awaits punching */
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().unpunched, Statfs().free);
+}
+
+/* issue 8 item 6: a free-list record whose end wraps past 2^64 is refused
+ * at open (an "off + len > end" check accepted it). */
+TEST_F(FsckTest, WrappingFreeRecordIsRefusedAtOpen)
+{
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string v(8, 0);
+		uint64_t len = 0ULL - (1 << 20); /* 2 MiB + len wraps to 1 MiB */
+		for (int i = 0; i < 8; i++)
+			v[(size_t)i] = (char)(len >> (8 * i));
+		db.Del(db.First("F")); /* the only other record: nothing overlaps */
+		db.Put("F" + be64(2 << 20), v);
+	}
+	EXPECT_EQ(Open(), -EUCLEAN);
+	std::string msg = rawstore_errmsg();
+	EXPECT_NE(msg.find("free list in metadata is corrupt: free-list record [2097152, +"),
+		  std::string::npos) << msg;
+	st = nullptr;
+}
+
+/* issue 8 item 6: a malformed reference record is reported as corrupt,
+ * naming the record, not read as "unit 0 has 1 user". */
+TEST_F(FsckTest, MalformedReferenceRecordIsCorrupt)
+{
+	CloseStore();
+	{
+		RawDb db(meta);
+		db.Put("R" + be64(2 << 20), std::string("\1\0\0", 3));
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(false, false, &pr, &res), -EUCLEAN);
+	ASSERT_EQ(pr.kinds.count(RAWSTORE_FSCK_CORRUPT_RECORD), 1u);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_SHARED), 0u);
+	EXPECT_NE(pr.messages[0].find("reference record has a 8-byte key and a 3-byte value"),
+		  std::string::npos) << pr.messages[0];
 }

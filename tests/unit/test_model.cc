@@ -55,6 +55,37 @@ struct ModelParam {
 	bool async;			/* batches of transactions in flight together */
 };
 
+/* "4k", "64k", "0": a size for a test name. */
+static std::string size_name(uint32_t v)
+{
+	if (v && v % 1024 == 0)
+		return std::to_string(v / 1024) + "k";
+	return std::to_string(v);
+}
+
+/* A readable instance name, e.g. ma4k_cb4k_inline4k_auto_def32k_grp64_sync. */
+static std::string model_name(const ModelParam &p)
+{
+	std::string engine = p.engine == RAWSTORE_ENGINE_LIBAIO	   ? "libaio"
+			     : p.engine == RAWSTORE_ENGINE_IO_URING ? "uring"
+								     : "auto";
+
+	return "ma" + size_name(p.min_alloc) + "_cb" + size_name(p.csum_block) + "_inline" +
+	       size_name(p.inline_max) + "_" + engine + "_def" + size_name(p.deferred_max) +
+	       "_grp" + std::to_string(p.max_group) + (p.async ? "_async" : "_sync");
+}
+
+static std::string model_param_name(const ::testing::TestParamInfo<ModelParam> &info)
+{
+	return model_name(info.param);
+}
+
+/* googletest prints GetParam() with this instead of a byte dump. */
+[[maybe_unused]] static void PrintTo(const ModelParam &p, std::ostream *os)
+{
+	*os << model_name(p);
+}
+
 struct Pending {
 	int result = 1;
 	std::atomic<int> *done;
@@ -374,6 +405,7 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ModelTest,
 					   ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_AUTO,
 							       32768, 64, true },
 					   ModelParam{ 16384, 4096, 0, RAWSTORE_ENGINE_AUTO,
-							       65536, 4, true }));
+							       65536, 4, true }),
+			 model_param_name);
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <isa-l.h>
 
 #include "helpers.h"
+#include "tree_state.h"
 
 extern "C" {
 #include "debug.h"
@@ -270,4 +271,130 @@ TEST_F(OpenTest, EngineFallbackIsLoggedAndReported)
 	ASSERT_EQ(rawstore_get_info(st, &i), 0);
 	EXPECT_STREQ(i.io_engine, "libaio");
 	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
+}
+
+/* issue 8 item 6: a superblock whose crc is valid but whose data area
+ * overlaps the superblock copies is refused, and nothing is changed. */
+TEST_F(OpenTest, GeometryOverlappingTheSuperblocksIsRefused)
+{
+	Closed();
+	struct rs_disk_super good, sb;
+	rw_super(dev, 0, &good, false);
+	for (uint64_t start : { (uint64_t)0, (uint64_t)4096, (uint64_t)RS_SB_BACKUP_OFFSET }) {
+		sb = good;
+		sb.data_start = htole64(start);
+		reseal(&sb);
+		rw_super(dev, 0, &sb, true);
+		rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+		EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN)
+			<< "data_start " << start;
+		EXPECT_NE(std::string(rawstore_errmsg()).find("geometry"), std::string::npos)
+			<< rawstore_errmsg();
+		st = nullptr;
+	}
+	/* units larger than mkfs makes, logical blocks larger than a copy */
+	sb = good;
+	sb.min_alloc = htole32(1U << 30);
+	sb.csum_block = htole32(4096);
+	reseal(&sb);
+	rw_super(dev, 0, &sb, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	sb = good;
+	sb.logical_block = htole32(8192);
+	reseal(&sb);
+	rw_super(dev, 0, &sb, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &sb, true);
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	st = nullptr;
+	rw_super(dev, 0, &good, true);
+	rw_super(dev, RS_SB_BACKUP_OFFSET, &good, true);
+	StillIntact();
+}
+
+/* issue 8 item 10: a device with logical blocks above 4 KiB is refused
+ * before anything is created or written. */
+TEST_F(OpenTest, MkfsRefusesLargeLogicalBlocksBeforeCreatingAnything)
+{
+	std::string d = tmp.path + "/d8k", m = tmp.path + "/m8k";
+	ASSERT_EQ(make_file(d, 64 << 20), 0);
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 8192;
+	mo.csum_block_size = 8192;
+	rs_debug_file_logical_block(8192);
+	int r = rawstore_mkfs(d.c_str(), m.c_str(), &mo);
+	std::string msg = rawstore_errmsg();
+	rs_debug_file_logical_block(0);
+	EXPECT_EQ(r, -EINVAL);
+	EXPECT_NE(msg.find("8192-byte logical blocks"), std::string::npos) << msg;
+	struct stat sb;
+	EXPECT_NE(stat(m.c_str(), &sb), 0) << "the metadata directory was created";
+	/* nothing was written: the file is still all holes */
+	ASSERT_EQ(stat(d.c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_blocks, 0);
+	/* the same device with 4 KiB blocks is fine */
+	ASSERT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), 0) << rawstore_errmsg();
+}
+
+/* issue 8 item 11: a read-only open writes nothing to the device or the
+ * metadata directory, does not replay deferred writes, and still reads the
+ * newest data (from the records); every writing call gets -EROFS. */
+TEST_F(OpenTest, ReadOnlyOpenWritesNothingAndSeesPendingDeferredWrites)
+{
+	Closed();
+	std::string base = pattern(65536, 1), upd = pattern(3000, 2);
+	ASSERT_EQ(Open(), 0);
+	ASSERT_EQ(Write("keep", "d", 0, base), 0);
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	leave_pending_deferred(dev, meta, "keep", "d", 1000, upd);
+	std::string newest = base;
+	newest.replace(1000, upd.size(), upd);
+	std::string dev_before = tree_state(dev), meta_before = tree_state(meta);
+
+	struct rawstore_open_opts ro;
+	rawstore_open_opts_init(&ro);
+	ro.read_only = 1;
+	std::string log;
+	ro.log_fn = capture_log;
+	ro.log_arg = &log;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), 0) << rawstore_errmsg();
+	EXPECT_NE(log.find("not replayed"), std::string::npos) << log;
+	EXPECT_EQ(Read("keep", "d", 0, 100000), newest);
+	EXPECT_EQ(Read("keep", "obj", 0, 20000), pattern(10000, 1));
+	ExpectClean(true); /* deep: the checksums match the overlaid data */
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "keep", "new", 3, 0, "x", 1);
+	EXPECT_EQ(Submit(t), -EROFS);
+	EXPECT_EQ(rawstore_reclaim(st), -EROFS);
+	struct rawstore_fsck_opts fo;
+	struct rawstore_fsck_result fr;
+	rawstore_fsck_opts_init(&fo);
+	fo.repair = 1;
+	fr.struct_size = sizeof(fr);
+	EXPECT_EQ(rawstore_fsck(st, &fo, &fr), -EROFS);
+	/* readers share the device; a writer is kept out */
+	struct rawstore *st2 = nullptr, *st3 = nullptr;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st2), 0) << rawstore_errmsg();
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st3), -EBUSY);
+	if (st2) {
+		EXPECT_EQ(rawstore_close(st2), 0);
+	}
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	EXPECT_EQ(tree_state(dev), dev_before);
+	EXPECT_EQ(tree_state(meta), meta_before);
+	ro.rebuild_freelist = 1;
+	EXPECT_EQ(rawstore_open(dev.c_str(), meta.c_str(), &ro, &st), -EROFS);
+	st = nullptr;
+
+	/* a writable open replays them, and the data is the same */
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.deferred_replayed, 1u);
+	EXPECT_EQ(Read("keep", "d", 0, 100000), newest);
+	EXPECT_NE(tree_state(meta), meta_before);
 }

@@ -346,15 +346,66 @@ TEST_F(StoreTest, AsyncTransactionsInFlightTogether)
 	EXPECT_EQ(p1.db_syncs - p0.db_syncs, p1.commit_groups - p0.commit_groups);
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(Read("c", "a" + std::to_string(i), 0, 9000), pattern(8192, i));
-	/* resubmitting a transaction that is in flight is refused */
-	struct rawstore_txn *t = T();
-	rawstore_txn_touch(t, "c", "x", 1);
-	std::atomic<int> unused{ 0 };
-	(void)unused;
-	AsyncState s2;
-	ASSERT_EQ(rawstore_submit_async(st, t, async_cb, &s2), 0);
-	while (s2.done < 1)
+}
+
+/* The callback of the first transaction holds the commit thread. */
+struct Gate {
+	std::atomic<bool> entered{ false }, open{ false };
+};
+
+static void gate_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto g = static_cast<Gate *>(arg);
+	(void)t;
+	(void)result;
+	g->entered = true;
+	while (!g->open)
 		usleep(1000);
+}
+
+static void count_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto s = static_cast<AsyncState *>(arg);
+	(void)t;
+	if (result)
+		s->errors++;
+	s->done++;
+}
+
+TEST_F(StoreTest, ResubmittingAnInFlightTransactionIsRefused)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	/* static: callbacks may still run from TearDown if an assertion returns early */
+	static Gate g;
+	static AsyncState s;
+	struct Opener {
+		~Opener() { g.open = true; }
+	} opener;
+	struct rawstore_txn *a = T(), *b = T();
+	rawstore_txn_touch(a, "c", "a", 1);
+	rawstore_txn_touch(b, "c", "b", 1);
+	ASSERT_EQ(rawstore_submit_async(st, a, gate_cb, &g), 0);
+	while (!g.entered)
+		usleep(1000);
+	/* a's callback runs on the commit thread: b cannot complete meanwhile */
+	ASSERT_EQ(rawstore_submit_async(st, b, count_cb, &s), 0);
+	EXPECT_EQ(rawstore_submit_async(st, b, count_cb, &s), -EBUSY);
+	EXPECT_EQ(rawstore_submit(st, b), -EBUSY);
+	EXPECT_EQ(rawstore_txn_touch(b, "c", "x", 1), -EBUSY); /* nor modified */
+	EXPECT_EQ(s.done, 0);
+	g.open = true;
+	while (s.done < 1)
+		usleep(1000);
+	EXPECT_EQ(s.done, 1); /* b ran once */
+	EXPECT_EQ(s.errors, 0);
+	/* once complete, b may be submitted again */
+	EXPECT_EQ(rawstore_submit(st, b), 0);
+	rawstore_txn_free(a);
+	rawstore_txn_free(b);
+	struct rawstore_stat os;
+	os.struct_size = sizeof(os);
+	EXPECT_EQ(rawstore_stat(st, "c", "b", 1, &os), 0);
+	EXPECT_EQ(rawstore_stat(st, "c", "x", 1, &os), -ENOENT);
 }
 
 TEST_F(StoreTest, FlushesAndSyncsPerTransaction)

@@ -4,9 +4,11 @@
  * Checks that the store opens the device O_DIRECT|O_EXCL through io_uring
  * (a second opener gets EBUSY), that objects survive close/reopen, that
  * never-written ranges read as zeros although the device holds stale data
- * there, that a new-object transaction costs at most 2 device flushes,
- * that reclaim punches freed space exactly when the device can zero it
- * (else EOPNOTSUPP, ranges kept), and that a deep fsck is clean.
+ * there, that a new-object transaction costs exactly one device flush
+ * (skipped on a write-through cache) and one RocksDB sync, that reclaim
+ * punches freed space exactly when the device can zero it (the freed range
+ * then reads zeros on the device; else EOPNOTSUPP, ranges kept, data
+ * untouched), and that a deep fsck is clean.
  *
  * Usage: t_store DEVICE [--expect-punch=ok|eopnotsupp]
  * DESTROYS the data on DEVICE; metadata goes to /tmp/t_store-meta.
@@ -86,6 +88,47 @@ static void expect_read(struct rawstore *st, const char *name, uint64_t off, siz
 	free(got);
 }
 
+/*
+ * The device offset of len bytes equal to want (the store keeps a 1 MiB
+ * object in one extent), searched block by block; UINT64_MAX if absent.
+ * The store holds the device O_EXCL; a plain open for reading is allowed.
+ */
+static uint64_t find_on_device(const uint8_t *want, size_t len)
+{
+	int fd = open(dev, O_RDONLY | O_DIRECT);
+	uint64_t size, found = UINT64_MAX;
+	uint8_t *buf;
+
+	if (fd < 0)
+		kt_fatal("open %s: %s", dev, strerror(errno));
+	size = kt_dev_size(fd);
+	if (posix_memalign((void **)&buf, 4096, MiB))
+		kt_fatal("out of memory");
+	for (uint64_t off = 0; off + 4096 <= size && found == UINT64_MAX; off += MiB) {
+		size_t n = size - off < MiB ? (size_t)(size - off) : MiB;
+
+		if (pread(fd, buf, n, (off_t)off) != (ssize_t)n)
+			kt_fatal("pread %s at %llu: %s", dev, (unsigned long long)off,
+				 strerror(errno));
+		for (size_t i = 0; i + 4096 <= n; i += 4096)
+			if (!memcmp(buf + i, want, 4096)) {
+				found = off + i;
+				break;
+			}
+	}
+	free(buf);
+	if (found != UINT64_MAX) {
+		uint8_t *all = NULL;
+
+		if (found + len > size || posix_memalign((void **)&all, 4096, len) ||
+		    pread(fd, all, len, (off_t)found) != (ssize_t)len || memcmp(all, want, len))
+			found = UINT64_MAX;
+		free(all);
+	}
+	close(fd);
+	return found;
+}
+
 int main(int argc, char **argv)
 {
 	struct rawstore_perf p0, p1;
@@ -95,6 +138,7 @@ int main(int argc, char **argv)
 	struct rawstore_fsck_result fr;
 	struct rawstore *st, *st2 = NULL;
 	uint8_t *big, *small, *zeros;
+	uint64_t big_off;
 	long long wz;
 	bool punch_ok;
 	int fd, rc;
@@ -143,10 +187,22 @@ int main(int argc, char **argv)
 	rawstore_perf_get(st, &p0);
 	kt_expect_eq(submit_write(st, "big", 0, big, MiB, true), 0, "write a 1 MiB object");
 	rawstore_perf_get(st, &p1);
-	kt_check(p1.dev_flushes - p0.dev_flushes <= 2,
-		 "new-object transaction: %llu device flushes (at most 2), %llu RocksDB syncs",
+	/*
+	 * Data before metadata: exactly one device flush per transaction that
+	 * wrote data (issued with a volatile write cache, skipped without),
+	 * then exactly one RocksDB sync.
+	 */
+	kt_check(p1.dev_flushes - p0.dev_flushes == (info.write_cache ? 1u : 0u) &&
+			 p1.dev_flushes_skipped - p0.dev_flushes_skipped ==
+				 (info.write_cache ? 0u : 1u),
+		 "new-object transaction: %llu device flushes issued, %llu skipped (want exactly "
+		 "one, %s: the write cache is %s)",
 		 (unsigned long long)(p1.dev_flushes - p0.dev_flushes),
-		 (unsigned long long)(p1.db_syncs - p0.db_syncs));
+		 (unsigned long long)(p1.dev_flushes_skipped - p0.dev_flushes_skipped),
+		 info.write_cache ? "issued" : "skipped",
+		 info.write_cache ? "volatile" : "write-through");
+	kt_check(p1.db_syncs - p0.db_syncs == 1, "new-object transaction: %llu RocksDB syncs "
+		 "(want 1)", (unsigned long long)(p1.db_syncs - p0.db_syncs));
 	kt_expect_eq(submit_write(st, "sparse", 2 * MiB, small, 100, false), 0,
 		     "write 100 bytes at 2 MiB of a new object");
 	kt_expect_eq(submit_write(st, "unaligned", 777, big, 5000, false), 0,
@@ -160,6 +216,11 @@ int main(int argc, char **argv)
 	expect_read(st, "sparse", 2 * MiB, 100, small, "sparse: the data");
 	expect_read(st, "unaligned", 0, 777, zeros, "unaligned: the head it never wrote");
 	expect_read(st, "unaligned", 777, 5000, big, "unaligned: the data");
+
+	/* Where "big" lives on the device, to read the freed range back later. */
+	big_off = find_on_device(big, MiB);
+	kt_check(big_off != UINT64_MAX, "the 1 MiB object is on the device in one piece (at %llu)",
+		 (unsigned long long)big_off);
 
 	/* Remove and reclaim: punch exactly when the device zeroes. */
 	{
@@ -187,6 +248,25 @@ int main(int argc, char **argv)
 	else
 		kt_check(sf.unpunched >= MiB, "refused reclaim keeps %llu bytes tracked",
 			 (unsigned long long)sf.unpunched);
+	/* The device itself: the freed range reads zeros after a punch, else the old data. */
+	if (big_off != UINT64_MAX) {
+		fd = open(dev, O_RDONLY | O_DIRECT);
+		if (fd < 0)
+			kt_fatal("open %s: %s", dev, strerror(errno));
+		if (punch_ok) {
+			kt_expect_range(fd, big_off, MiB, 0, "the punched range on the device");
+		} else {
+			uint8_t *got;
+
+			if (posix_memalign((void **)&got, 4096, MiB) ||
+			    pread(fd, got, MiB, (off_t)big_off) != (ssize_t)MiB)
+				kt_fatal("pread %s: %s", dev, strerror(errno));
+			kt_check(!memcmp(got, big, MiB),
+				 "refused reclaim left the freed range untouched on the device");
+			free(got);
+		}
+		close(fd);
+	}
 
 	rawstore_fsck_opts_init(&fo);
 	fo.deep = 1;

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commit.c: the commit thread.  A group of queued transactions is applied
+ * into st->wb (each behind a save point, so a failed one vanishes), the
+ * device is flushed once for the group's new data, the batch commits
+ * synced under the write lock (frees become reusable there), deferred
+ * overwrites are applied, and the callbacks run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "commit.h"
+#include "debug.h"
+#include "deferred.h"
+#include "internal.h"
+#include "space.h"
+#include "util.h"
+
+static void *worker_main(void *arg);
+
+int commit_start(struct rawstore *st)
+{
+	pthread_mutex_init(&st->qlock, NULL);
+	pthread_cond_init(&st->qcond, NULL);
+	return -pthread_create(&st->worker, NULL, worker_main, st);
+}
+
+void commit_stop(struct rawstore *st)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->stopping = true;
+	pthread_cond_broadcast(&st->qcond);
+	pthread_mutex_unlock(&st->qlock);
+	pthread_join(st->worker, NULL);
+}
+
+bool commit_on_thread(struct rawstore *st)
+{
+	return pthread_equal(pthread_self(), st->worker);
+}
+
+static void complete(struct rawstore_txn *t, int result)
+{
+	rawstore_txn_cb cb = t->cb;
+	void *arg = t->cb_arg;
+
+	t->result = result;
+	/* The callback (on this thread) sees the message in rawstore_errmsg(). */
+	if (result)
+		rs_set_errmsg(t->errmsg);
+	__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
+	if (cb)
+		cb(t, result, arg);
+}
+
+/* Fail @t with @result and this thread's last message (or a plain one). */
+static void txn_fail(struct rawstore_txn *t, int result)
+{
+	const char *msg = rawstore_errmsg();
+
+	t->result = result;
+	if (*msg)
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", msg);
+	else if (t->failed_op >= 0)
+		snprintf(t->errmsg, sizeof(t->errmsg), "transaction op %d failed: %s",
+			 t->failed_op, rawstore_strerror(result));
+	else
+		snprintf(t->errmsg, sizeof(t->errmsg), "transaction failed: %s",
+			 rawstore_strerror(result));
+}
+
+/* Stop the store: later transactions fail with @err and this message. */
+static void store_stop(struct rawstore *st, int err)
+{
+	st->failed = err;
+	snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
+		 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+}
+
+static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < src->n; i++) {
+		if (rs_fail_check(RS_FAIL_GROUP_APPEND))
+			return -ENOMEM;
+		ret = pext_push(dst, src->v[i].off, src->v[i].len);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
+{
+	size_t i;
+
+	/* Simulate a power loss: what was not flushed is garbage now. */
+	for (i = 0; i < allocs->n; i++) {
+		void *buf = rs_alloc_aligned(allocs->v[i].len);
+
+		if (!buf)
+			continue;
+		memset(buf, 0xa5, allocs->v[i].len);
+		dev_write(st->dev, buf, allocs->v[i].off, allocs->v[i].len);
+		free(buf);
+	}
+	rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
+}
+
+/* Make the group's frees and allocations effective and commit the batch. */
+static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
+{
+	struct rs_key k;
+	char v[8];
+	int ret;
+
+	ret = space_commit(st, &g->allocs, &g->frees);
+	if (ret)
+		return ret;
+	if (st->next_nid != st->stored_nid) {
+		key_nid(&k);
+		put_le64(v, st->next_nid);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
+	}
+	if (g->d_objects || g->d_colls) {
+		char c[16];
+
+		put_le64(c, st->n_objects + (uint64_t)g->d_objects);
+		put_le64(c + 8, st->n_colls + (uint64_t)g->d_colls);
+		key_counts(&k);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
+	}
+	ret = meta_commit(st->meta, st->wb);
+	PERF_ADD(st, db_syncs, 1);
+	if (!ret)
+		st->stored_nid = st->next_nid;
+	return ret;
+}
+
+static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
+{
+	struct rs_txn_ctx g = { 0 };
+	size_t n_done = 0;
+	unsigned int i, ok = 0;
+	int ret = 0, err;
+
+	rocksdb_writebatch_wi_clear(st->wb);
+	for (i = 0; i < n; i++) {
+		struct rs_txn_ctx c = { 0 };
+		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
+		char *err = NULL;
+
+		ts[i]->errmsg[0] = 0;
+		if (st->failed) {
+			ts[i]->result = st->failed;
+			snprintf(ts[i]->errmsg, sizeof(ts[i]->errmsg), "%s", st->failed_msg);
+			continue;
+		}
+		rs_clear_err();
+		rocksdb_writebatch_wi_set_save_point(st->wb);
+		ret = txn_apply(st, ts[i], &c);
+		if (!ret)
+			ret = append_vec(&g.allocs, &c.allocs);
+		if (!ret)
+			ret = append_vec(&g.frees, &c.frees);
+		if (ret) {
+			txn_fail(ts[i], ret);
+			/* What was copied into the group before the failure goes too. */
+			g.allocs.n = na;
+			g.frees.n = nf;
+			space_unalloc(st, c.allocs.v, c.allocs.n);
+			deferred_truncate(st, dq_mark);
+			if (rs_fail_check(RS_FAIL_ROLLBACK))
+				err = strdup("injected failure");
+			else
+				rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
+			if (err) {
+				store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
+				free(err);
+			}
+			PERF_ADD(st, txns_failed, 1);
+		} else {
+			ts[i]->result = 0;
+			g.d_objects += c.d_objects;
+			g.d_colls += c.d_colls;
+			g.wrote_data |= c.wrote_data;
+			ok++;
+		}
+		pext_vec_free(&c.allocs);
+		pext_vec_free(&c.frees);
+	}
+	if (!ok)
+		goto out_complete;
+	ret = 0;
+	if (st->failed) {
+		/* The batch may hold part of a failed transaction: commit nothing. */
+		ret = st->failed;
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		goto out_fail_ok;
+	}
+	/* Flush for new data, and now and then so deferred records can go. */
+	if (g.wrote_data || st->defq.done_n >= 32) {
+		n_done = st->defq.done_n;
+		deferred_done_delete(st, n_done);
+		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
+		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
+			drop_unflushed(st, &g.allocs);
+		ret = dev_flush(st->dev);
+		if (ret == 1) {
+			PERF_ADD(st, dev_flushes_skipped, 1);
+			ret = 0;
+		} else {
+			PERF_ADD(st, dev_flushes, 1);
+		}
+		if (ret) {
+			/* After a failed flush the device state is unknown: stop. */
+			rs_err(st, ret, "device flush failed; group not committed, store "
+			       "stopped");
+			space_unalloc(st, g.allocs.v, g.allocs.n);
+			n_done = 0;
+			store_stop(st, ret);
+		}
+	}
+	if (!ret) {
+		rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
+		pthread_rwlock_wrlock(&st->rwlock);
+		ret = commit_locked(st, &g);
+		if (!ret) {
+			st->n_objects += (uint64_t)g.d_objects;
+			st->n_colls += (uint64_t)g.d_colls;
+			space_snapshot(st);
+			deferred_done_forget(st, n_done);
+			rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+			/* Committed either way: a failed apply is replayed at open. */
+			err = deferred_apply(st);
+			if (err)
+				store_stop(st, err);
+		} else {
+			/* In-memory and on-disk state may differ now: stop. */
+			rs_err(st, ret, "metadata commit failed; store stopped");
+			store_stop(st, ret);
+		}
+		pthread_rwlock_unlock(&st->rwlock);
+		if (!ret) {
+			PERF_ADD(st, commit_groups, 1);
+			PERF_ADD(st, txns_committed, ok);
+			rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
+			space_after_commit(st);
+		}
+	}
+out_fail_ok:
+	for (i = 0; i < n && ret; i++)
+		if (!ts[i]->result)
+			txn_fail(ts[i], ret);
+
+out_complete:
+	deferred_truncate(st, 0);
+	rocksdb_writebatch_wi_clear(st->wb);
+	pext_vec_free(&g.allocs);
+	pext_vec_free(&g.frees);
+	for (i = 0; i < n; i++)
+		complete(ts[i], ts[i]->result);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rawstore *st = arg;
+	struct rawstore_txn **ts;
+
+	ts = calloc(st->opts.max_group, sizeof(*ts));
+	for (;;) {
+		unsigned int n = 0;
+
+		pthread_mutex_lock(&st->qlock);
+		while (!st->qhead && !st->stopping)
+			pthread_cond_wait(&st->qcond, &st->qlock);
+		if (!st->qhead) {
+			pthread_mutex_unlock(&st->qlock);
+			break;
+		}
+		if (st->qhead->job || !ts) {
+			struct rawstore_txn *t = st->qhead;
+
+			st->qhead = t->next;
+			if (!st->qhead)
+				st->qtail = NULL;
+			pthread_mutex_unlock(&st->qlock);
+			t->errmsg[0] = 0;
+			rs_clear_err();
+			t->result = t->job ? t->job(st, t->job_arg) : -ENOMEM;
+			if (t->result)
+				txn_fail(t, t->result);
+			complete(t, t->result);
+			continue;
+		}
+		while (st->qhead && !st->qhead->job && n < st->opts.max_group) {
+			ts[n++] = st->qhead;
+			st->qhead = st->qhead->next;
+		}
+		if (!st->qhead)
+			st->qtail = NULL;
+		pthread_mutex_unlock(&st->qlock);
+		commit_group(st, ts, n);
+	}
+	free(ts);
+	return NULL;
+}
+
+int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
+			  void *arg)
+{
+	if (!st || !t)
+		return -EINVAL;
+	if (st->opts.read_only && !t->job)
+		return rs_err(st, -EROFS, "submit: the store is open read-only");
+	if (__atomic_exchange_n(&t->in_flight, true, __ATOMIC_ACQ_REL))
+		return -EBUSY;
+	t->cb = cb;
+	t->cb_arg = arg;
+	t->next = NULL;
+	t->failed_op = -1;
+	pthread_mutex_lock(&st->qlock);
+	if (st->stopping) {
+		pthread_mutex_unlock(&st->qlock);
+		t->in_flight = false;
+		return -ESHUTDOWN;
+	}
+	if (st->qtail)
+		st->qtail->next = t;
+	else
+		st->qhead = t;
+	st->qtail = t;
+	pthread_cond_signal(&st->qcond);
+	pthread_mutex_unlock(&st->qlock);
+	return 0;
+}
+
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	int result;
+};
+
+static void wake(struct rawstore_txn *t, int result, void *arg)
+{
+	struct waiter *w = arg;
+
+	(void)t;
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	w->result = result;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
+{
+	struct waiter w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0 };
+	int ret;
+
+	/* From a completion callback this would wait for itself. */
+	if (st && pthread_equal(pthread_self(), st->worker))
+		return -EDEADLK;
+	ret = rawstore_submit_async(st, t, wake, &w);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	/* Carry the commit thread's message back to this thread. */
+	if (w.result)
+		rs_set_errmsg(t->errmsg);
+	return w.result;
+}
+
+int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg)
+{
+	struct rawstore_txn t;
+
+	memset(&t, 0, sizeof(t));
+	t.job = fn;
+	t.job_arg = arg;
+	return rawstore_submit(st, &t);
+}
+
+
+int rs_commit_wb(struct rawstore *st)
+{
+	int ret;
+
+	pthread_rwlock_wrlock(&st->rwlock);
+	ret = meta_commit(st->meta, st->wb);
+	PERF_ADD(st, db_syncs, 1);
+	if (ret)
+		store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
+	space_snapshot(st);
+	pthread_rwlock_unlock(&st->rwlock);
+	rocksdb_writebatch_wi_clear(st->wb);
+	return ret;
+}
+
+/* ---- queries ---- */
+

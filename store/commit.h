@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commit.h: the commit thread.  Transactions queue up, are applied into
+ * the store's indexed write batch in groups, the device is flushed once
+ * per group, the batch is committed synced, and callbacks run.  Other work
+ * that must not race a commit (reclaim, fsck) runs on the same thread as a
+ * job.
+ */
+#ifndef RAWSTORE_COMMIT_H
+#define RAWSTORE_COMMIT_H
+
+#include <stdbool.h>
+
+struct rawstore;
+
+/* Jobs other than transactions run on the commit thread via a txn. */
+typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
+
+int commit_start(struct rawstore *st);
+/* Finish the queue and stop the thread. */
+void commit_stop(struct rawstore *st);
+/* True on the commit thread (blocking calls from callbacks would deadlock). */
+bool commit_on_thread(struct rawstore *st);
+/* Run @fn on the commit thread and wait for it. */
+int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);
+/* Commit st->wb synchronously (jobs only). */
+int rs_commit_wb(struct rawstore *st);
+
+#endif /* RAWSTORE_COMMIT_H */

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* debug.c: crash points and failure injection for the tests (debug.h). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "debug.h"
+#include "internal.h"
+
+int rs_crash_point;
+int rs_crash_countdown;
+static int fail_point, fail_countdown;
+
+void rs_debug_set_crash_point(int point, int countdown)
+{
+	rs_crash_point = point;
+	rs_crash_countdown = countdown > 0 ? countdown : 1;
+}
+
+void rs_crash_check(struct rawstore *st, int point)
+{
+	(void)st;
+	if (rs_crash_point != point)
+		return;
+	if (--rs_crash_countdown > 0)
+		return;
+	_exit(RS_CRASH_EXIT);
+}
+
+void rs_debug_set_fail_point(int point, int countdown)
+{
+	__atomic_store_n(&fail_countdown, countdown > 0 ? countdown : 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&fail_point, point, __ATOMIC_RELEASE);
+}
+
+bool rs_fail_check(int point)
+{
+	if (__atomic_load_n(&fail_point, __ATOMIC_ACQUIRE) != point)
+		return false;
+	if (__atomic_sub_fetch(&fail_countdown, 1, __ATOMIC_RELAXED) > 0)
+		return false;
+	__atomic_store_n(&fail_point, RS_FAIL_NONE, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Device faults (rs_debug_fail_io); checked by dev_fault() in device.c. */
+static unsigned int io_kinds, io_faults;
+static int io_countdown, io_err, io_times;
+
+void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times)
+{
+	__atomic_store_n(&io_kinds, 0, __ATOMIC_RELEASE);
+	io_countdown = countdown > 0 ? countdown : 1;
+	io_err = err > 0 ? err : EIO;
+	io_times = times > 0 ? times : -1;
+	io_faults = 0;
+	__atomic_store_n(&io_kinds, kinds, __ATOMIC_RELEASE);
+}
+
+unsigned int rs_debug_io_faults(void)
+{
+	return __atomic_load_n(&io_faults, __ATOMIC_RELAXED);
+}
+
+static unsigned int refused_kinds;
+
+void rs_debug_refuse_space(unsigned int kinds)
+{
+	__atomic_store_n(&refused_kinds, kinds, __ATOMIC_RELEASE);
+}
+
+bool rs_space_refused(unsigned int kind)
+{
+	return __atomic_load_n(&refused_kinds, __ATOMIC_ACQUIRE) & kind;
+}
+
+int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
+{
+	unsigned int i;
+
+	if (!(__atomic_load_n(&io_kinds, __ATOMIC_ACQUIRE) & kind))
+		return ret;
+	if (__atomic_sub_fetch(&io_countdown, 1, __ATOMIC_ACQ_REL) > 0)
+		return ret;
+	/* fire: this one and the next io_times - 1 (io_countdown stays <= 0) */
+	if (io_times > 0 && __atomic_sub_fetch(&io_times, 1, __ATOMIC_ACQ_REL) == 0)
+		__atomic_store_n(&io_kinds, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&io_faults, 1, __ATOMIC_RELAXED);
+	for (i = 0; kind == RS_IO_READ && i < n; i++)
+		memset(ios[i].buf, 0xe1, ios[i].len);
+	return -io_err;
+}

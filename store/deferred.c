@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/* deferred.c: queue, apply and replay small overwrites through the WAL. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "debug.h"
+#include "decode.h"
+#include "deferred.h"
+#include "internal.h"
+#include "util.h"
+
+int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len)
+{
+	struct rs_disk_deferred h = { htole64(pofs), htole32((uint32_t)len), 0 };
+	struct rs_deferred *d;
+	struct rs_key k;
+	char *v;
+
+	if (st->defq.n == st->defq.cap) {
+		size_t cap = st->defq.cap ? st->defq.cap * 2 : 16;
+		struct rs_deferred *nv = realloc(st->defq.q, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		st->defq.q = nv;
+		st->defq.cap = cap;
+	}
+	d = &st->defq.q[st->defq.n];
+	d->data = rs_alloc_aligned(len);
+	v = malloc(sizeof(h) + len);
+	if (!d->data || !v) {
+		free(d->data);
+		free(v);
+		return -ENOMEM;
+	}
+	memcpy(d->data, data, len);
+	d->pofs = pofs;
+	d->len = len;
+	d->seq = st->defq.seq++;
+	memcpy(v, &h, sizeof(h));
+	memcpy(v + sizeof(h), data, len);
+	key_ext(&k, 'D', d->seq);
+	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, sizeof(h) + len);
+	free(v);
+	st->defq.n++;
+	return 0;
+}
+
+/* Drop this group's deferred writes from index @from on (not committed). */
+void deferred_truncate(struct rawstore *st, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < st->defq.n; i++)
+		free(st->defq.q[i].data);
+	st->defq.n = from;
+}
+
+/* After the commit: write the group's deferred data to the device. */
+int deferred_apply(struct rawstore *st)
+{
+	struct rs_io *ios;
+	size_t i, n;
+	int ret = 0;
+
+	if (!st->defq.n)
+		return 0;
+	ios = calloc(st->defq.n, sizeof(*ios));
+	if (!ios)
+		return -ENOMEM;
+	/*
+	 * Writes in one batch complete in any order, so a later write to the
+	 * same units goes into a later batch: the last one must win.
+	 */
+	for (i = 0, n = 0; i < st->defq.n && !ret; i++) {
+		const struct rs_deferred *d = &st->defq.q[i];
+		size_t j;
+
+		for (j = 0; j < n; j++)
+			if (d->pofs < ios[j].off + ios[j].len && ios[j].off < d->pofs + d->len)
+				break;
+		if (j < n) {
+			ret = dev_submit(st->dev, ios, (unsigned int)n);
+			n = 0;
+		}
+		ios[n++] = (struct rs_io){ true, d->data, d->pofs, d->len };
+	}
+	if (!ret && n)
+		ret = dev_submit(st->dev, ios, (unsigned int)n);
+	free(ios);
+	if (ret)
+		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	if (st->defq.done_n + st->defq.n > st->defq.done_cap) {
+		size_t cap = (st->defq.done_n + st->defq.n) * 2;
+		struct rs_deferred_done *nv = realloc(st->defq.done, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		st->defq.done = nv;
+		st->defq.done_cap = cap;
+	}
+	for (i = 0; i < st->defq.n; i++)
+		st->defq.done[st->defq.done_n++] = (struct rs_deferred_done){
+			st->defq.q[i].seq, st->defq.q[i].pofs, st->defq.q[i].len };
+	PERF_ADD(st, deferred_writes, st->defq.n);
+	deferred_truncate(st, 0);
+	return 0;
+}
+
+/* Delete the records of applied deferred writes (after a device flush). */
+void deferred_done_delete(struct rawstore *st, size_t n)
+{
+	struct rs_key k;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		key_ext(&k, 'D', st->defq.done[i].seq);
+		rocksdb_writebatch_wi_delete(st->wb, k.buf, k.len);
+	}
+}
+
+void deferred_done_forget(struct rawstore *st, size_t n)
+{
+	if (!n)
+		return;
+	memmove(st->defq.done, st->defq.done + n,
+		(st->defq.done_n - n) * sizeof(*st->defq.done));
+	st->defq.done_n -= n;
+}
+
+/* At open: apply the deferred records of a previous run, flush, delete. */
+int deferred_replay(struct rawstore *st)
+{
+	rocksdb_writebatch_wi_t *wb;
+	struct rs_iter *it;
+	uint64_t n = 0;
+	char p = 'D';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	wb = rocksdb_writebatch_wi_create(0, 1);
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_deferred_rec r;
+		void *buf;
+
+		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
+		if (ret)
+			break;	/* the message names the record */
+		buf = rs_alloc_aligned(r.len);
+		if (!buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(buf, r.data, r.len);
+		ret = dev_write(st->dev, buf, r.pofs, r.len);
+		free(buf);
+		if (ret) {
+			rs_err(st, ret, "replaying a deferred write failed");
+			break;
+		}
+		rs_crash_check(st, RS_CRASH_REPLAY_MID);	/* test hook (debug.h) */
+		st->defq.seq = max_u64(st->defq.seq, r.seq + 1);
+		rocksdb_writebatch_wi_delete(wb, k - 1, kl + 1);
+		n++;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (!ret && n) {
+		ret = dev_flush(st->dev) < 0 ? -EIO : 0;
+		rs_crash_check(st, RS_CRASH_REPLAY_FLUSHED);	/* test hook (debug.h) */
+		if (!ret)
+			ret = meta_commit(st->meta, wb);
+		if (!ret)
+			rs_log(st, RAWSTORE_LOG_INFO, "replayed %llu deferred writes",
+			       (unsigned long long)n);
+	}
+	PERF_ADD(st, deferred_replayed, n);
+	rocksdb_writebatch_wi_destroy(wb);
+	return ret;
+}
+
+/*
+ * Read-only open: the records of a previous run cannot be replayed, so keep
+ * them in the queue, in sequence order, where deferred_overlay() lays them
+ * over every read (nothing else uses the queue of a read-only store).
+ */
+int deferred_load_overlay(struct rawstore *st)
+{
+	struct rs_iter *it;
+	char p = 'D';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_deferred_rec r;
+		struct rs_deferred *d;
+
+		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
+		if (ret)
+			break;	/* the message names the record */
+		if (st->defq.n == st->defq.cap) {
+			size_t cap = st->defq.cap ? st->defq.cap * 2 : 16;
+			struct rs_deferred *nv = realloc(st->defq.q, cap * sizeof(*nv));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			st->defq.q = nv;
+			st->defq.cap = cap;
+		}
+		d = &st->defq.q[st->defq.n];
+		d->data = rs_alloc_aligned(r.len);
+		if (!d->data) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(d->data, r.data, r.len);
+		d->pofs = r.pofs;
+		d->len = r.len;
+		d->seq = r.seq;
+		st->defq.n++;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (!ret && st->defq.n)
+		rs_log(st, RAWSTORE_LOG_WARNING, "read-only: %zu deferred writes of a previous "
+		       "run are not replayed; reads lay them over the device data",
+		       st->defq.n);
+	return ret;
+}
+
+void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < st->defq.n; i++) {
+		const struct rs_deferred *d = &st->defq.q[i];
+		uint64_t s = max_u64(d->pofs, pofs), t = min_u64(d->pofs + d->len, pofs + len);
+
+		if (s < t)
+			memcpy(buf + (s - pofs), d->data + (s - d->pofs), t - s);
+	}
+}
+
+bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < st->defq.n; i++)
+		if (st->defq.q[i].pofs < pofs + len && pofs < st->defq.q[i].pofs + st->defq.q[i].len)
+			return true;
+	for (i = 0; i < st->defq.done_n; i++)
+		if (st->defq.done[i].pofs < pofs + len &&
+		    pofs < st->defq.done[i].pofs + st->defq.done[i].len)
+			return true;
+	return false;
+}
+
+int deferred_retire(struct rawstore *st)
+{
+	size_t n = st->defq.done_n;
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = dev_flush(st->dev);
+	if (ret < 0)
+		return rs_err(st, ret, "device flush failed");
+	rocksdb_writebatch_wi_clear(st->wb);
+	deferred_done_delete(st, n);
+	ret = meta_commit(st->meta, st->wb);
+	rocksdb_writebatch_wi_clear(st->wb);
+	if (ret)
+		return ret;
+	deferred_done_forget(st, n);
+	return 0;
+}
+
+void deferred_close(struct rawstore *st, bool healthy)
+{
+	if (healthy && st->defq.done_n) {
+		rocksdb_writebatch_wi_clear(st->wb);
+		if (dev_flush(st->dev) >= 0) {
+			deferred_done_delete(st, st->defq.done_n);
+			meta_commit(st->meta, st->wb);
+		}
+	}
+	free(st->defq.done);
+	deferred_truncate(st, 0);
+	free(st->defq.q);
+}

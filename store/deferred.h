@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deferred.h: small overwrites in place, made durable through the RocksDB
+ * WAL ("D" records) and written to the device after the commit that holds
+ * their records.  A record is deleted only after a device flush that
+ * follows its write; at open, records left by a previous run are replayed.
+ */
+#ifndef RAWSTORE_DEFERRED_H
+#define RAWSTORE_DEFERRED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rawstore;
+
+/* A deferred overwrite of this commit group, applied after the commit. */
+struct rs_deferred {
+	uint64_t pofs;			/* bytes */
+	uint64_t len;			/* bytes */
+	uint8_t *data;			/* aligned */
+	uint64_t seq;
+};
+
+/* An applied deferred write whose record awaits a flush and its deletion. */
+struct rs_deferred_done {
+	uint64_t seq;
+	uint64_t pofs, len;		/* bytes */
+};
+
+struct rs_defq {
+	struct rs_deferred *q;		/* this group's, not yet on the device */
+	size_t n, cap;
+	struct rs_deferred_done *done;	/* applied, records await a flush */
+	size_t done_n, done_cap;
+	uint64_t seq;			/* next record's sequence number */
+};
+
+/* Queue a write of @len bytes of @data (copied) at @pofs; record into st->wb. */
+int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len);
+/* Drop this group's queued writes from index @from on (not committed). */
+void deferred_truncate(struct rawstore *st, size_t from);
+/* After the commit: write the group's queued data to the device. */
+int deferred_apply(struct rawstore *st);
+/* Delete the records of the first @n applied writes (into st->wb), and
+ * forget them once that batch committed. */
+void deferred_done_delete(struct rawstore *st, size_t n);
+void deferred_done_forget(struct rawstore *st, size_t n);
+/* Lay queued, not yet applied writes over a device read of [pofs, +len). */
+void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len);
+/* At open: apply the records of a previous run, flush, delete them. */
+int deferred_replay(struct rawstore *st);
+/* At a read-only open: queue the records of a previous run for
+ * deferred_overlay() instead (no write). */
+int deferred_load_overlay(struct rawstore *st);
+/*
+ * True if a deferred write that is queued, or applied with its record not
+ * yet deleted, targets a byte of [pofs, pofs+len): replay after a crash
+ * would write there, so the space layer must not punch or zero it.
+ */
+bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
+/* Commit thread, between groups: flush the device and delete the records
+ * of every applied write (in a batch of their own). */
+int deferred_retire(struct rawstore *st);
+/* At close: flush and delete the records of applied writes; free memory. */
+void deferred_close(struct rawstore *st, bool healthy);
+
+#endif /* RAWSTORE_DEFERRED_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * space.h: what free space holds and what the store does with it.  The only
+ * module that changes the free list, and the only caller of the device's
+ * space verbs (zero-range, punch-hole, provision, stale preallocation,
+ * write-zeroes).
+ *
+ * Free space is partitioned, in memory, into
+ *   dirty     holds old bytes (freed, or never zeroed)          "F"
+ *   zeroed    known to read zeros on the device                "F" + "Z"
+ *   ready     zeroed, and its "Z" record already deleted by a committed
+ *             batch, so a transaction may write into it        "F"
+ *   pending   moved from zeroed into this group's batch; ready once the
+ *             batch committed                                   "F"
+ * plus ranges taken out of the free list while they are being zeroed or
+ * punched ("W"; put back as dirty at open after a crash).  Freed ranges
+ * awaiting a punch are also in the unpunched set ("P").  Every change of a
+ * recorded set goes into the store's write batch through observers, so it
+ * commits with the transactions that caused it.  After a crash everything
+ * not recorded as "Z" is dirty: unsure means dirty.
+ *
+ * Offsets and lengths in bytes, unit aligned.
+ */
+#ifndef RAWSTORE_SPACE_H
+#define RAWSTORE_SPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "device.h"
+#include "ondisk.h"
+#include "onode.h"
+
+struct rawstore;
+
+/*
+ * mkfs: prepare the data area [@start, @end) of @d by policy (a block
+ * device is punched if it can zero cheaply; a file is preallocated by
+ * o->prealloc_policy) and fill @pol.  *@zeroed says whether the data area
+ * now reads zeros.  -EOPNOTSUPP (with a message) if the asked preallocation
+ * is not available.
+ */
+int space_mkfs(struct rs_dev *d, const struct rawstore_mkfs_opts *o, uint64_t start,
+	       uint64_t end, struct rs_disk_space_policy *pol, bool *zeroed);
+
+/* Load the recorded sets (or rebuild the free list, with opts.rebuild_freelist). */
+int space_load(struct rawstore *st);
+/* From now on every change of the recorded sets goes into st->wb. */
+void space_attach(struct rawstore *st);
+void space_detach(struct rawstore *st);
+/* After the commit thread started: record a policy change, probe the
+ * device's zero-range, start the background worker. */
+int space_start(struct rawstore *st);
+/* Before the commit thread stops: stop the worker (its round completes). */
+void space_stop(struct rawstore *st);
+/* After the commit thread stopped: record ready space as zeroed again. */
+void space_close(struct rawstore *st, bool healthy);
+void space_destroy(struct rawstore *st);
+/* Refresh the statfs snapshot; call with the write lock (or before threads). */
+void space_snapshot(struct rawstore *st);
+/* Fill the space fields of statfs / info (statfs: under the read lock). */
+void space_statfs(struct rawstore *st, struct rawstore_statfs *s);
+void space_info(struct rawstore *st, struct rawstore_info *i);
+
+/*
+ * Allocate @len bytes for a transaction: pieces (malloc'd in *@out), count
+ * returned, or -ENOSPC with nothing allocated (also when a thin device
+ * cannot provision them).  See extset_alloc for @hint and @want.  A
+ * @partial write (one that leaves blocks of its units unwritten) gets
+ * zeroed space when there is any; *@zeroed says whether it did.  On a
+ * provisioning device the pieces are provisioned before this returns.
+ * Nothing is recorded until space_commit.
+ */
+int space_alloc(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want, bool partial,
+		struct pext **out, bool *zeroed);
+/*
+ * The writes for data placed in @n pieces at logical [a0, ...): only the
+ * window [wa, wb) holds data or old bytes.  Into zeroed pieces only the
+ * window is written; dirty pieces are written whole (the rest of @buf holds
+ * zeros: padding).  Fills @ios (n entries at most), returns how many.
+ */
+unsigned int space_plan_writes(struct rawstore *st, const struct pext *pieces, int n,
+			       bool zeroed, uint64_t a0, uint64_t wa, uint64_t wb, uint8_t *buf,
+			       struct rs_io *ios);
+/* Return allocations that will not commit (failed transaction or group):
+ * they may have been written, so they are dirty now. */
+void space_unalloc(struct rawstore *st, const struct pext *v, size_t n);
+/*
+ * At commit, under the write lock: the group's allocations stop being
+ * unpunched, its frees join the free (dirty) and unpunched sets, and some
+ * zeroed space is readied for the next groups.  -EUCLEAN if a range is
+ * freed twice.
+ */
+int space_commit(struct rawstore *st, const struct pext_vec *allocs,
+		 const struct pext_vec *frees);
+/* Commit thread, after a group committed: readied space becomes usable;
+ * the inline punch policy punches the freed ranges now. */
+void space_after_commit(struct rawstore *st);
+/* Commit thread: finish a zero/punch round in flight (its ranges return to
+ * the free list), so that a job (fsck) sees the whole free list. */
+int space_quiesce(struct rawstore *st);
+
+#endif /* RAWSTORE_SPACE_H */

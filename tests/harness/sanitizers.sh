@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The library and its unit tests are clean under the sanitizers:
+# AddressSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/) run
+# every test of the library, its examples and its command; ThreadSanitizer
+# (preset tsan, build-tsan/) runs them too except ModelTest (single-threaded
+# random ops, about 8 minutes under TSan on 2 cores), the two single-threaded
+# bulk tests LargeFragmentedObject and FullDeviceIsEnospcAndStoreStaysUsable
+# (40 s each under TSan) and the crash tests (their forked child starts
+# threads, which TSan does not support); all of those run under ASan. The
+# concurrency, load, async, commit, reclaim, fsck, open, CLI and server
+# example tests run under TSan. Neither runs pack.* (packaging: install, man
+# pages, headers) or ktest.* (the guest test runner's self-test): they check
+# no library code. The load test runs 10 s here (RAWSTORE_LOAD_SECONDS).
+# Any report aborts its test (halt_on_error), so a finding fails this check.
+# Env: RAWSTORE_TSAN_EXCLUDE overrides the ctest -E regex of the TSan run.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+jobs=${RAWSTORE_JOBS:-2}
+skip='^pack\.|^ktest\.'
+tsan_exclude=${RAWSTORE_TSAN_EXCLUDE:-'ModelTest|Crash|LargeFragmentedObject|FullDeviceIsEnospc'}
+export RAWSTORE_LOAD_SECONDS=${RAWSTORE_LOAD_SECONDS:-10}
+t0=$(date +%s)
+say() { echo "[$(($(date +%s) - t0))s] $*"; }
+
+build() { # build PRESET
+	mkdir -p "build-$1"
+	if ! cmake --preset "$1" > "build-$1/cmake.log" 2>&1; then
+		tail -20 "build-$1/cmake.log"
+		echo "FAIL: cmake --preset $1"
+		return 1
+	fi
+	if ! cmake --build --preset "$1" -j"$jobs" > "build-$1/build.log" 2>&1; then
+		tail -30 "build-$1/build.log"
+		echo "FAIL: building preset $1"
+		return 1
+	fi
+}
+
+fail=0
+say "asan: building build-asan/"
+if build asan; then
+	say "asan: ctest (all tests)"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-asan -j"$jobs" --timeout 600 --output-on-failure \
+		-E "$skip" > build-asan/ctest.log 2>&1
+	rc=$?
+	grep -E 'tests passed|tests failed' build-asan/ctest.log
+	if [ $rc != 0 ]; then
+		grep -E -A40 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|\*\*\*Failed|Timeout' \
+			build-asan/ctest.log | head -120
+		echo "FAIL: ctest under ASan+UBSan (log build-asan/ctest.log)"
+		fail=1
+	fi
+else
+	fail=1
+fi
+
+say "tsan: building build-tsan/"
+if build tsan; then
+	say "tsan: ctest -E '$tsan_exclude'"
+	# TSan needs its fixed shadow layout: without ASLR it works whatever
+	# vm.mmap_rnd_bits the host uses.
+	TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$repo/tests/harness/tsan.supp" \
+		setarch "$(uname -m)" -R \
+		ctest --test-dir build-tsan -j"$jobs" --timeout 600 --output-on-failure \
+		-E "$skip|$tsan_exclude" > build-tsan/ctest.log 2>&1
+	rc=$?
+	grep -E 'tests passed|tests failed|No tests were found' build-tsan/ctest.log
+	if grep -q 'No tests were found' build-tsan/ctest.log; then
+		echo "FAIL: the TSan run found no test"
+		fail=1
+	elif [ $rc != 0 ]; then
+		grep -E -A40 'WARNING: ThreadSanitizer|\*\*\*Failed|Timeout' build-tsan/ctest.log |
+			head -120
+		echo "FAIL: ctest under TSan (log build-tsan/ctest.log)"
+		fail=1
+	fi
+else
+	fail=1
+fi
+say "done"
+exit $fail

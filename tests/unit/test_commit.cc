@@ -1,0 +1,195 @@
+// Checks the commit stage: a transaction that fails inside a commit group
+// leaves nothing of itself in the group (allocation failure while its
+// frees are copied, a failed save-point rollback), and the message of a
+// failure on the commit thread reaches the submitter.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "helpers.h"
+
+extern "C" {
+#include "debug.h"
+#include "commit.h"
+#include "util.h"
+}
+
+namespace {
+
+struct Done {
+	std::mutex m;
+	std::condition_variable cv;
+	int n = 0;
+	std::vector<int> result;
+	std::vector<std::string> msg;
+};
+
+struct Slot {
+	Done *d;
+	int i;
+};
+
+void done_cb(struct rawstore_txn *, int result, void *arg)
+{
+	auto s = static_cast<Slot *>(arg);
+	std::lock_guard<std::mutex> l(s->d->m);
+	s->d->result[(size_t)s->i] = result;
+	s->d->msg[(size_t)s->i] = rawstore_errmsg(); /* on the commit thread */
+	s->d->n++;
+	s->d->cv.notify_all();
+}
+
+/* Holds the commit thread in a completion callback until released. */
+struct Gate {
+	std::mutex m;
+	std::condition_variable cv;
+	bool entered = false, open = false;
+};
+
+void gate_cb(struct rawstore_txn *t, int, void *arg)
+{
+	auto g = static_cast<Gate *>(arg);
+	std::unique_lock<std::mutex> l(g->m);
+	g->entered = true;
+	g->cv.notify_all();
+	g->cv.wait(l, [g] { return g->open; });
+	rawstore_txn_free(t);
+}
+
+class CommitTest : public StoreTest {
+protected:
+	void TearDown() override
+	{
+		rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+		StoreTest::TearDown();
+	}
+	/* Submit @ts asynchronously as one commit group; wait for all. */
+	void OneGroup(std::vector<struct rawstore_txn *> ts, Done &d)
+	{
+		Gate g;
+		struct rawstore_txn *gt = T();
+		rawstore_txn_touch(gt, "c", "gate", 4);
+		ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
+		{
+			std::unique_lock<std::mutex> l(g.m);
+			g.cv.wait(l, [&g] { return g.entered; });
+		}
+		/* The commit thread waits in gate_cb: these queue up together. */
+		d.result.assign(ts.size(), 1);
+		d.msg.assign(ts.size(), "");
+		std::vector<Slot> slots(ts.size());
+		for (size_t i = 0; i < ts.size(); i++) {
+			slots[i] = { &d, (int)i };
+			ASSERT_EQ(rawstore_submit_async(st, ts[i], done_cb, &slots[i]), 0);
+		}
+		{
+			std::lock_guard<std::mutex> l(g.m);
+			g.open = true;
+			g.cv.notify_all();
+		}
+		std::unique_lock<std::mutex> l(d.m);
+		d.cv.wait(l, [&] { return d.n == (int)ts.size(); });
+	}
+};
+
+/* Item 8.2: out of memory while a txn's frees are copied into the group. */
+TEST_F(CommitTest, FailedAppendLeavesNoFreesInGroup)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string x = pattern(8192, 1), y = pattern(8192, 2);
+	ASSERT_EQ(Write("c", "x", 0, x), 0);
+	ASSERT_EQ(Write("c", "spacer", 0, pattern(8192, 3)), 0);
+	ASSERT_EQ(Write("c", "y", 0, y), 0);
+
+	struct rawstore_txn *a = T(), *b = T();
+	rawstore_txn_remove(a, "c", "x", 1); /* two separate frees */
+	rawstore_txn_remove(a, "c", "y", 1);
+	std::string z = pattern(8192, 4);
+	rawstore_txn_write(b, "c", "z", 1, 0, z.data(), z.size());
+	/* The second free of a fails to be copied into the group. */
+	rs_debug_set_fail_point(RS_FAIL_GROUP_APPEND, 2);
+	Done d;
+	OneGroup({ a, b }, d);
+	EXPECT_EQ(d.result[0], -ENOMEM);
+	EXPECT_EQ(d.result[1], 0);
+	rawstore_txn_free(a);
+	rawstore_txn_free(b);
+	/* x and y are intact and none of their units is free. */
+	EXPECT_TRUE(Read("c", "x", 0, 10000) == x);
+	EXPECT_TRUE(Read("c", "y", 0, 10000) == y);
+	EXPECT_TRUE(Read("c", "z", 0, 10000) == z);
+	ExpectClean();
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(Write("c", "n" + std::to_string(i), 0, pattern(8192, 10 + i)), 0);
+	EXPECT_TRUE(Read("c", "x", 0, 10000) == x);
+	EXPECT_TRUE(Read("c", "y", 0, 10000) == y);
+	ExpectClean();
+}
+
+/* Item 8.7: a failed save-point rollback stops the group from committing. */
+TEST_F(CommitTest, FailedRollbackCommitsNothing)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	struct rawstore_txn *a = T(), *b = T();
+	std::string z = pattern(8192, 4);
+	rawstore_txn_write(a, "c", "z", 1, 0, z.data(), z.size());
+	rawstore_txn_touch(b, "missing", "w", 1); /* fails: -ENOENT */
+	rs_debug_set_fail_point(RS_FAIL_ROLLBACK, 1);
+	Done d;
+	OneGroup({ a, b }, d);
+	EXPECT_EQ(d.result[1], -ENOENT);
+	EXPECT_EQ(d.result[0], -EIO) << "the group was committed after a failed rollback";
+	EXPECT_NE(d.msg[0].find("rollback"), std::string::npos) << d.msg[0];
+	rawstore_txn_free(a);
+	rawstore_txn_free(b);
+	/* The store stopped: later transactions fail and say why. */
+	EXPECT_EQ(Write("c", "later", 0, "x"), -EIO);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("rollback"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(rawstore_close(st), -EIO);
+	st = nullptr;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "z", 1, &s), -ENOENT);
+	ExpectClean();
+}
+
+/* Item 8.8: rawstore_errmsg() after a failure on the commit thread. */
+TEST_F(CommitTest, ErrmsgReachesTheSubmitter)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	/* Leave a stale message in this thread. */
+	struct rawstore *none;
+	ASSERT_LT(rawstore_open("/nonexistent/dev", "/nonexistent/meta", nullptr, &none), 0);
+	std::string stale = rawstore_errmsg();
+	ASSERT_NE(stale, "");
+
+	struct rawstore_txn *t = T();
+	rawstore_txn_touch(t, "c", "a", 1);
+	rawstore_txn_touch(t, "nocoll", "b", 1);
+	EXPECT_EQ(rawstore_submit(st, t), -ENOENT);
+	std::string m = rawstore_errmsg();
+	EXPECT_NE(m, stale);
+	EXPECT_NE(m.find("op 1"), std::string::npos) << m;
+	EXPECT_EQ(std::string(rawstore_txn_errmsg(t)), m);
+
+	/* Async: the callback and rawstore_txn_errmsg() see it. */
+	Done d;
+	OneGroup({ t }, d);
+	EXPECT_EQ(d.result[0], -ENOENT);
+	EXPECT_NE(d.msg[0].find("op 1"), std::string::npos) << d.msg[0];
+	EXPECT_NE(std::string(rawstore_txn_errmsg(t)).find("op 1"), std::string::npos);
+	rawstore_txn_free(t);
+
+	/* A message set on the commit thread by a job (reclaim, fsck). */
+	EXPECT_EQ(rs_run_job(st,
+			     [](struct rawstore *s, void *) {
+				     return rs_err(s, -EOPNOTSUPP, "job says no");
+			     },
+			     nullptr),
+		  -EOPNOTSUPP);
+	EXPECT_EQ(std::string(rawstore_errmsg()), "job says no");
+}
+
+} // namespace
