@@ -468,7 +468,8 @@ int dev_flush(struct rs_dev *d)
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 {
 	unsigned int kind = mode & FALLOC_FL_PUNCH_HOLE ? RS_IO_PUNCH :
-			    mode & FALLOC_FL_ZERO_RANGE ? RS_IO_ZERO : RS_IO_PROVISION;
+			    mode & (FALLOC_FL_ZERO_RANGE | FALLOC_FL_WRITE_ZEROES) ? RS_IO_ZERO :
+			    RS_IO_PROVISION;
 
 	if (d->read_only)
 		return -EROFS;

@@ -1026,6 +1026,29 @@ static int round_pick(struct rawstore *st, struct space_round *r, uint64_t max, 
 	return rs_commit_wb(st);
 }
 
+/*
+ * Zero free space: on a block device with punch-hole, which is a write-zeroes
+ * that never falls back to writing zeros (ZERO_RANGE would: an offload can
+ * only be asked for this way on a 6.1 block device); on a file with
+ * FALLOC_FL_WRITE_ZEROES where the kernel has it, else ZERO_RANGE (unwritten
+ * extents, cheap).
+ */
+static int zero_verb(struct rawstore *st, uint64_t off, uint64_t len)
+{
+	struct rs_space *sp = st->space;
+	int ret;
+
+	if (dev_geom(st->dev)->is_bdev)
+		return dev_punch_hole(st->dev, off, len);
+	if (!sp->wz_refused) {
+		ret = dev_write_zeroes(st->dev, off, len);
+		if (ret != -EOPNOTSUPP && ret != -EINVAL)
+			return ret;
+		sp->wz_refused = true;
+	}
+	return dev_zero_range(st->dev, off, len);
+}
+
 /* Any thread: zero or punch the ranges, then flush so the zeros are durable
  * before they are recorded. */
 static void round_io(struct rawstore *st, struct space_round *r)
@@ -1051,16 +1074,8 @@ static void round_io(struct rawstore *st, struct space_round *r)
 				sp->discard_only = true;
 				ret = 1;
 			}
-		} else if (!sp->wz_refused) {
-			/* Written zeroed extents, offloaded or refused: preferred. */
-			ret = dev_write_zeroes(st->dev, p->off, p->len);
-			if (ret == -EOPNOTSUPP || ret == -EINVAL) {
-				sp->wz_refused = true;
-				ret = sp->zero_refused ? -EOPNOTSUPP :
-				      dev_zero_range(st->dev, p->off, p->len);
-			}
 		} else {
-			ret = sp->zero_refused ? -EOPNOTSUPP : dev_zero_range(st->dev, p->off, p->len);
+			ret = sp->zero_refused ? -EOPNOTSUPP : zero_verb(st, p->off, p->len);
 		}
 		r->res[i] = ret;
 		if (ret == -EOPNOTSUPP && r->kind == ROUND_PUNCH && !sp->punch_refused) {
@@ -1124,10 +1139,10 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 		}
 		extset_remove(&sp->dirty, p->off, p->len);
 		extset_insert(&sp->zeroed, p->off, p->len);
-		if (r->kind == ROUND_PUNCH) {
+		/* Punched (or zeroed by a punch): provision again before use. */
+		extset_remove(&sp->provisioned, p->off, p->len);
+		if (r->kind == ROUND_PUNCH)
 			extset_remove(&st->unpunched, p->off, p->len);
-			extset_remove(&sp->provisioned, p->off, p->len);
-		}
 	}
 	ret = rs_commit_wb(st);
 	if (!ret)
@@ -1377,16 +1392,13 @@ static void probe_zero(struct rawstore *st)
 		return;
 	len = min_u64(p.len, PROBE_LEN);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	/* FALLOC_FL_WRITE_ZEROES never falls back: success is offload. */
-	ret = dev_write_zeroes(st->dev, p.off, len);
-	sp->wz_refused = ret == -EOPNOTSUPP || ret == -EINVAL;
-	if (ret)
-		ret = dev_zero_range(st->dev, p.off, len);
+	/* Block device: punch never falls back, so success is offload. */
+	ret = zero_verb(st, p.off, len);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	sp->probe_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL +
 		       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
-	sp->offload = !ret && (!sp->wz_refused || !g->is_bdev || g->write_zeroes_max > 0);
-	if (ret == -EOPNOTSUPP)
+	sp->offload = !ret;
+	if (ret == -EOPNOTSUPP && !g->is_bdev)
 		sp->zero_refused = true;
 	if (!sp->offload)
 		rs_log(st, sp->rec.zero == RAWSTORE_ZERO_PREPARE ? RAWSTORE_LOG_WARNING :
@@ -1455,6 +1467,10 @@ int space_start(struct rawstore *st)
 		sp->zero_mode = sp->offload ? RAWSTORE_ZERO_PREPARE : RAWSTORE_ZERO_PAD;
 	if (sp->zero_refused)
 		sp->zero_mode = RAWSTORE_ZERO_PAD;
+	/* Ready space for the first groups now, not in their commit path
+	 * (nothing is queued yet: open has not returned). */
+	if (sp->zeroed.total && claim(st, min_u64(sp->ready_target, sp->zeroed.total)))
+		return st->failed ? st->failed : 0;
 	space_snapshot(st);
 	if (sp->zero_mode != RAWSTORE_ZERO_PREPARE && sp->punch_mode != RAWSTORE_PUNCH_BACKGROUND)
 		return 0;

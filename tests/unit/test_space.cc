@@ -632,7 +632,9 @@ TEST_P(SpaceCrashTest, StateSurvives)
 				struct rawstore_txn *t;
 				rawstore_txn_new(&t);
 				rawstore_txn_coll_create(t, "c");
-				rawstore_txn_write(t, "c", "p", 1, 10000, "partial", 7);
+				/* more than open readied: claimed on the commit path */
+				std::string big = pattern(4 << 20, 8);
+				rawstore_txn_write(t, "c", "p", 1, 10000, big.data(), big.size());
 				rawstore_submit(s, t);
 			} else if (kind == 0) {
 				rawstore_reclaim(s);
