@@ -578,7 +578,8 @@ static int cmd_prepare(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "m:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			max = parse_size(optarg);
+			if (parse_size("--max-bytes", optarg, UINT64_MAX, &max))
+				return 2;
 			break;
 		case 'h':
 			printf("usage: rawstore prepare [--max-bytes N] DEV META\n"
@@ -589,7 +590,7 @@ static int cmd_prepare(int argc, char **argv)
 			return 2;
 		}
 	}
-	ret = open_store(argc, argv, &st);
+	ret = open_store_opts(argc, argv, NULL, &st);
 	if (ret)
 		return ret;
 	done = rawstore_prepare(st, max);
