@@ -28,6 +28,8 @@
  *   "D" be64(seq)                     deferred write: le64 device offset, le32
  *                                     length, le32 reserved, then the data;
  *                                     replayed at open, deleted once flushed
+ *   "R" be64(unit offset)             le32 extra references of a unit shared
+ *                                     by clones
  *
  * Onode record:
  *   struct rs_disk_onode

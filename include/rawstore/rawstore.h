@@ -35,15 +35,17 @@
  *   flight (rawstore_submit_async(), or rawstore_submit() from many
  *   threads) cost few flushes each.  Completion callbacks run on the commit
  *   thread: keep them short; rawstore_submit_async() and reads are allowed
- *   there, rawstore_submit(), rawstore_fsck(), rawstore_reclaim() and
- *   rawstore_close() return -EDEADLK.  fork(): do not use a handle in a
+ *   there, rawstore_submit(), rawstore_fsck(), rawstore_reclaim(),
+ *   rawstore_prepare() and rawstore_close() return -EDEADLK.  fork(): do not use a handle in a
  *   forked child; open the store again there.
  *
  * Which calls block.  rawstore_mkfs, rawstore_open and rawstore_close (I/O,
  *   waiting for queued transactions); rawstore_submit (until the transaction
  *   is durable); reads (device I/O, and the commit lock above);
- *   rawstore_fsck and rawstore_reclaim (they run on the commit thread and
- *   wait their turn; transactions wait for them).  rawstore_submit_async()
+ *   rawstore_fsck (it runs on the commit thread and waits its turn;
+ *   transactions wait for it); rawstore_reclaim and rawstore_prepare (they
+ *   pick ranges on the commit thread, then punch or zero them in the
+ *   caller's thread while transactions go on).  rawstore_submit_async()
  *   only queues; transaction builders do no I/O.
  *
  * Durability.  When rawstore_submit() returns 0 (or the async callback is
@@ -68,15 +70,20 @@
  *   - punch freed space (inline, in the background, or by the operator
  *     with rawstore_reclaim()) on thin devices, SSDs and store files whose
  *     space should go back to the pool;
- *   - zero ahead in the background, so that writes smaller than the
- *     allocation unit need no read-modify-write, where the device offloads
- *     write-zeroes (rawstore_info.write_zeroes_max_bytes > 0);
- *   - provision ahead on thin devices that support it, so that a full pool
- *     fails a transaction with -ENOSPC before anything is written;
- *   - preallocate a store file (stale on the patched ext4, unwritten, or
- *     none).
- *   In this version freed ranges are tracked and punched by
- *   rawstore_reclaim() (the operator policy); see rawstore(7).
+ *   - zero ahead in the background (or now, with rawstore_prepare()), so
+ *     that writes covering part of an allocation unit write only their own
+ *     blocks instead of padding, where zeroing is offloaded (the auto
+ *     policy probes this at each open: rawstore_info.zero_offload);
+ *   - provision every allocation before writing on thin devices that
+ *     support it (and store files made sparse), so that a full pool fails
+ *     a transaction with -ENOSPC before anything is written;
+ *   - preallocate a store file at mkfs (none, unwritten, write-zeroes, or
+ *     stale on the patched ext4).
+ *   Policies are set by rawstore_mkfs_opts and rawstore_open_opts,
+ *   recorded in the metadata, and reported by rawstore_get_info(); the
+ *   defaults (auto zeroing, punching by the operator, or in the background
+ *   on a thin block device) suit most devices.  rawstore(7) and docs/API.md
+ *   ("Space policies") say what each does and when to pick it.
  */
 #ifndef RAWSTORE_RAWSTORE_H
 #define RAWSTORE_RAWSTORE_H

@@ -54,7 +54,7 @@ enum rawstore_zero_policy {
 	RAWSTORE_ZERO_AUTO = 1,		/* PREPARE if zero-range is offloaded (probed at
 					 * each open), else PAD */
 	RAWSTORE_ZERO_PREPARE = 2,	/* a background preparer keeps zeroed space
-					 * ready (FALLOC_FL_ZERO_RANGE over dirty space) */
+					 * ready (zeroes dirty space: rawstore_prepare) */
 	RAWSTORE_ZERO_PAD = 3,		/* no preparing: use zeroed space that exists
 					 * (mkfs, punched), else write zeros */
 };
@@ -266,8 +266,10 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p);
 int rawstore_reclaim(struct rawstore *st);
 
 /*
- * Zero up to @max_bytes of dirty free space now (FALLOC_FL_ZERO_RANGE), so
- * that partial-unit writes find zeroed space; 0 means all.  Returns the
+ * Zero up to @max_bytes of dirty free space now, so that partial-unit
+ * writes find zeroed space; 0 means all.  A block device is zeroed with
+ * FALLOC_FL_PUNCH_HOLE (never falls back to writing zeros), a file with
+ * FALLOC_FL_WRITE_ZEROES, else FALLOC_FL_ZERO_RANGE.  Returns the
  * bytes zeroed (>= 0), -EOPNOTSUPP if the device cannot zero-range, or an
  * I/O error.
  */
