@@ -694,19 +694,41 @@ static int run_one(struct rawstore *st, const struct cfg *c0, const char *w)
 }
 
 /*
- * Space policies come with the space layer (issue 10).  When the library
- * announces them (RAWSTORE_HAVE_SPACE_POLICY), the name goes into the open
- * options; until then a policy cannot be chosen and the caller says so.
+ * --space-policy: a comma-separated list of policy names, each looked up in
+ * the library's three families (rawstore_zero_policy_name() and friends):
+ * "prepare" / "pad" / "auto" (zero), "operator" / "background" / "inline"
+ * (punch), "none" / "unwritten" / "write-zeroes" / "stale" (preallocation of
+ * a store file, at mkfs).  Zero and punch go into both the mkfs and the open
+ * options.  -EINVAL for an unknown name.
  */
-static int set_space_policy(struct rawstore_open_opts *o, const char *name)
+static int set_space_policy(struct rawstore_mkfs_opts *mo, struct rawstore_open_opts *o,
+			    const char *list)
 {
-#ifdef RAWSTORE_BENCH_SPACE_POLICY
-	return rawstore_space_policy_parse(name, &o->space_policy);
-#else
-	(void)o;
-	(void)name;
-	return -ENOSYS;
-#endif
+	char buf[128], *save = NULL, *name;
+	int i;
+
+	if (strlen(list) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, list);
+	for (name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+
+		for (i = 1; i <= 4 && !found; i++) {
+			if (!strcmp(name, rawstore_zero_policy_name(i))) {
+				mo->zero_policy = o->zero_policy = i;
+				found = true;
+			} else if (!strcmp(name, rawstore_punch_policy_name(i))) {
+				mo->punch_policy = o->punch_policy = i;
+				found = true;
+			} else if (!strcmp(name, rawstore_prealloc_policy_name(i))) {
+				mo->prealloc_policy = i;
+				found = true;
+			}
+		}
+		if (!found)
+			return -EINVAL;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -808,28 +830,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rawstore_open_opts_init(&oo);
-	if (c.space_policy) {
-		ret = set_space_policy(&oo, c.space_policy);
-		if (ret == -ENOSYS) {
-			/* a cell the matrix reports as missing, not a failure */
-			for (i = optind; i < argc; i++) {
-				char name[32];
-				uint64_t size;
-
-				if (!parse_workload(argv[i], name, sizeof(name), &size, &c.qd,
-						    &c.count))
-					report_missing(&c, name, size,
-						       "policy not available in this build");
-			}
-			return 3;
-		}
-		if (ret) {
-			fprintf(stderr, "rawstore-bench: --space-policy %s: %s\n", c.space_policy,
-				rawstore_strerror(ret));
-			return 2;
-		}
-	}
 	rawstore_mkfs_opts_init(&mo);
+	if (c.space_policy && set_space_policy(&mo, &oo, c.space_policy)) {
+		fprintf(stderr, "rawstore-bench: --space-policy %s: unknown policy name (zero: "
+			"auto, prepare, pad; punch: operator, background, inline; preallocation: "
+			"none, unwritten, write-zeroes, stale)\n", c.space_policy);
+		return 2;
+	}
 	mo.min_alloc_size = c.min_alloc;
 	mo.inline_max = c.inline_max;
 	mo.force = 1;
