@@ -1,10 +1,11 @@
 # k_provision.sh: the provision operation ("ensure space exists", fallocate
-# mode 0 / KEEP_SIZE on block devices) from kernel/patches 0003-0006:
+# mode 0 / KEEP_SIZE on block devices) from kernel/patches 0005-0008:
 # unsupported devices (virtio-blk, scsi_debug, dm-linear over virtio-blk)
 # keep EOPNOTSUPP and a zero queue/provision_max_bytes; loop devices over
 # sparse files (512 and 4096-byte sectors, and dm-linear over loop),
 # loop on a nearly full file system (ENOSPC); dm-thin (used-block counts,
-# partial blocks, snapshots, ENOSPC in error and queue mode).
+# partial blocks, snapshots, ENOSPC in error and queue mode, pools without
+# block zeroing refuse it).
 #
 # Carves /dev/disk/scratch into dm-linear slices (MiB offsets below) and
 # removes everything it set up at the end, so later case files get the
@@ -44,7 +45,7 @@ pv_cleanup() {
 	for d in prov-pa-s11 prov-pa-o10 prov-pa-thin prov-pa prov-pb-thin prov-pb prov-pc-thin \
 		prov-pc prov-pd-thin prov-pd prov-fs prov-small prov-pa-meta prov-pa-data \
 		prov-pb-meta prov-pb-data prov-pc-meta prov-pc-data prov-pd-meta prov-pd-data \
-		prov-virt; do
+		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-virt; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -158,6 +159,13 @@ if pv_pool prov-pd 468 472 2 16 error_if_no_space; then
 	kt_run provision/thin-fit t_provision_thin fit /dev/mapper/prov-pd-thin prov-pd
 else
 	kt_result provision/thin-fit FAIL "could not create pool prov-pd"
+fi
+# Without block zeroing, provision would map blocks holding other volumes'
+# deleted data: such a pool does not offer it (EOPNOTSUPP, limit 0).
+if pv_pool prov-pe 476 480 4 16 skip_block_zeroing; then
+	kt_run provision/thin-skip-zeroing t_provision none /dev/mapper/prov-pe-thin
+else
+	kt_result provision/thin-skip-zeroing FAIL "could not create pool prov-pe"
 fi
 
 pv_cleanup
