@@ -1,12 +1,12 @@
 # k_write_zeroes.sh: FALLOC_FL_WRITE_ZEROES (kernel patches 0003-0004).
-# ext4 on /dev/disk/scratch (written extents, zeros over deleted data, jbd2
-# commits, e2fsck), ext4 on /dev/disk/vnowz (no write-zeroes: refused),
-# xfs and tmpfs (refused), and the block devices themselves. Leaves
-# /dev/disk/scratch unmounted and discarded.
+# ext4 on /dev/disk/scratch (written extents, zeros over deleted data, 1 KiB
+# blocks, bigalloc, jbd2 commits, e2fsck), ext4 on /dev/disk/vnowz (no
+# write-zeroes: refused), xfs and tmpfs (refused), and the block devices
+# themselves. Leaves /dev/disk/scratch unmounted and discarded.
 
 wz_mnt=/mnt/wz
 
-for t in ext4 jbd2 other; do
+for t in ext4 variants jbd2 other; do
 	kt_run write_zeroes/$t t_write_zeroes $t /dev/disk/scratch $wz_mnt
 	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 done

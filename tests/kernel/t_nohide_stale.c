@@ -36,13 +36,16 @@
  *          over a gated ext4 refuses it (the VFS opt-in);
  *  journal ext4 data=journal: dirty journaled pages over the range are
  *          kept and written, extents written, survives umount, e2fsck;
+ * variants ext4 with 1 KiB blocks and with bigalloc (written extents, data
+ *          kept, unaligned ends, e2fsck), and ENOSPC part way through a
+ *          range (what was allocated is written and within i_size, e2fsck);
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
  *          discard (0 with discard, EOPNOTSUPP without), the rest of the
  *          device is untouched, the page cache is dropped (kept, dirty
  *          pages included, when the device cannot discard); every other
  *          combination with the flag is refused.
  *
- * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|edges|journal DEVICE MOUNTPOINT
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|edges|journal|variants DEVICE MNT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -801,6 +804,78 @@ static void test_edges(void)
 	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
 }
 
+/* ---- ext4 variants: 1 KiB blocks, bigalloc, ENOSPC part way ---- */
+
+static void fsck_clean(const char *what)
+{
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "%s: e2fsck -fn is clean",
+		 what);
+	kt_sh("grep -v '^e2fsck' /tmp/nhs-fsck.log | sed 's/^/# fsck: /' | head -20");
+}
+
+static void variant_basic(const char *what)
+{
+	struct stat st;
+	int fd = create_file("v", 0);
+
+	kt_fill(fd, 64 * KiB, 8 * KiB, 27);
+	fsync(fd);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, 4 * MiB), 0, "%s: NO_HIDE_STALE 4 MiB", what);
+	kt_check(kt_verify(fd, 64 * KiB, 8 * KiB, 27) == UINT64_MAX, "%s: written data kept",
+		 what);
+	expect_extents(fd, 0, 4 * MiB, false, what);
+	kt_expect_eq(kt_fallocate(fd, NHS, 4 * MiB + 1000, 3000), 0,
+		     "%s: NO_HIDE_STALE of an unaligned [4 MiB + 1000, +3000)", what);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)(4 * MiB + 4000), "%s: size is the unaligned end (%lld)", what,
+		 (long long)st.st_size);
+	close(fd);
+	umount_or_die();
+	fsck_clean(what);
+}
+
+static void test_variants(void)
+{
+	struct statfs sf;
+	struct stat st;
+	struct extents e;
+	uint64_t want;
+	int fd, rc;
+
+	mkfs_ext4("256M", "-b 1024");
+	mount_gated("");
+	variant_basic("1 KiB blocks");
+
+	mkfs_ext4("256M", "-O bigalloc -C 65536");
+	mount_gated("");
+	variant_basic("bigalloc, 64 KiB clusters");
+
+	/* ENOSPC part way: what was allocated stays, i_size covers it, nothing past it. */
+	mkfs_ext4("64M", "-m 0");
+	mount_gated("");
+	if (statfs(mnt, &sf))
+		kt_fatal("statfs: %s", strerror(errno));
+	want = sf.f_bavail * sf.f_bsize + 16 * MiB;
+	fd = create_file("full", 0);
+	rc = kt_fallocate(fd, NHS, 0, want);
+	kt_expect_eq(rc, -ENOSPC, "NO_HIDE_STALE of %llu MiB with %llu MiB free",
+		     (unsigned long long)(want / MiB),
+		     (unsigned long long)(sf.f_bavail * sf.f_bsize / MiB));
+	st = fstat_or_die(fd);
+	e = fiemap_range(fd, 0, want);
+	kt_note("after ENOSPC: size %lld, %lld bytes allocated, %llu mapped in the range",
+		(long long)st.st_size, (long long)st.st_blocks * 512, (unsigned long long)e.mapped);
+	kt_check(st.st_size > 0 && (uint64_t)st.st_size < want,
+		 "size covers part of the range (%lld of %llu)", (long long)st.st_size,
+		 (unsigned long long)want);
+	kt_check(e.unwritten == 0, "every allocated extent is written (%u unwritten)", e.unwritten);
+	kt_check(fiemap_range(fd, (uint64_t)st.st_size, want - (uint64_t)st.st_size).mapped == 0,
+		 "no block is mapped past i_size");
+	close(fd);
+	umount_or_die();
+	fsck_clean("ENOSPC part way");
+}
+
 /* ---- data=journal: dirty journaled pages over the range ---- */
 
 static void test_journal(void)
@@ -1467,8 +1542,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|edges|journal DEVICE "
-			 "MOUNTPOINT | "
+		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|edges|journal|"
+			 "variants DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -1510,6 +1585,8 @@ int main(int argc, char **argv)
 		test_edges();
 	else if (!strcmp(what, "journal"))
 		test_journal();
+	else if (!strcmp(what, "variants"))
+		test_variants();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();

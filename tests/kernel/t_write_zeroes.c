@@ -9,6 +9,9 @@
  *          zeros, data around the range is kept; i_size grows like mode 0;
  *          unaligned edges; umount/mount; e2fsck -fn clean; refused mode
  *          combinations; block-mapped files get EOPNOTSUPP;
+ *  variants ext4 with 1 KiB blocks and with bigalloc: written extents that
+ *          read zeros over deleted data, data beyond the range kept,
+ *          unaligned ends, e2fsck -fn clean;
  *  jbd2    ext4: the first 4 KiB O_DIRECT|O_DSYNC writes into a
  *          WRITE_ZEROES range commit no jbd2 transaction (into a plain
  *          preallocation: one per write);
@@ -19,7 +22,7 @@
  *          EOPNOTSUPP without it and then keeps even dirty cached data;
  *          the page cache is dropped; alignment, range and mode checks.
  *
- * Usage: t_write_zeroes ext4|jbd2|nowz|other DEVICE MOUNTPOINT
+ * Usage: t_write_zeroes ext4|variants|jbd2|nowz|other DEVICE MOUNTPOINT
  *        t_write_zeroes blkdev DEVICE --expect=zeroes|eopnotsupp
  * DESTROYS the data on DEVICE.
  */
@@ -133,7 +136,8 @@ static void probe_vfs(const char *blkdev)
 	if (rc == -EOPNOTSUPP)
 		kt_skip("the VFS refuses FALLOC_FL_WRITE_ZEROES (kernel patch 0003 missing)");
 	if (rc != -EINVAL)
-		kt_fatal("WRITE_ZEROES past the end of %s: %s, want EINVAL", blkdev, kt_errname(rc));
+		kt_fatal("WRITE_ZEROES past the end of %s: %s, want EINVAL", blkdev,
+			 kt_errname(rc));
 }
 
 /* ---- FIEMAP ---- */
@@ -145,7 +149,7 @@ struct extents {
 
 static struct extents fiemap_range(int fd, uint64_t off, uint64_t len)
 {
-	struct extents e = { 0 };
+	struct extents e = {0};
 	enum { N = 64 };
 	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
 	uint64_t pos = off, end = off + len;
@@ -166,8 +170,9 @@ static struct extents fiemap_range(int fd, uint64_t off, uint64_t len)
 		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
 			struct fiemap_extent *x = &fm->fm_extents[i];
 			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
-			uint64_t t = x->fe_logical + x->fe_length < end ? x->fe_logical + x->fe_length
-									 : end;
+			uint64_t t = x->fe_logical + x->fe_length < end
+					     ? x->fe_logical + x->fe_length
+					     : end;
 
 			if (t > s) {
 				e.count++;
@@ -191,7 +196,8 @@ static void expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, c
 	struct extents e = fiemap_range(fd, off, len);
 
 	kt_check(e.mapped == len && (unwritten ? e.unwritten_bytes == len : e.unwritten == 0),
-		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu bytes)"
+		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu "
+		 "bytes)"
 		 ", want all %s",
 		 what, (unsigned long long)off, (unsigned long long)len, e.count,
 		 (unsigned long long)e.mapped, e.unwritten, (unsigned long long)e.unwritten_bytes,
@@ -204,7 +210,8 @@ static void expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, c
  */
 static uint64_t direct_mismatch(int fd, uint64_t off, uint64_t len, uint32_t seed)
 {
-	uint64_t start = off & ~(uint64_t)(BS - 1), end = (off + len + BS - 1) & ~(uint64_t)(BS - 1);
+	uint64_t start = off & ~(uint64_t)(BS - 1),
+		 end = (off + len + BS - 1) & ~(uint64_t)(BS - 1);
 	uint8_t *buf;
 
 	if (posix_memalign((void **)&buf, BS, MiB))
@@ -214,7 +221,8 @@ static uint64_t direct_mismatch(int fd, uint64_t off, uint64_t len, uint32_t see
 		ssize_t got = pread(fd, buf, n, (off_t)pos);
 
 		if (got < 0)
-			kt_fatal("O_DIRECT pread at %llu: %s", (unsigned long long)pos, strerror(errno));
+			kt_fatal("O_DIRECT pread at %llu: %s", (unsigned long long)pos,
+				 strerror(errno));
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t at = pos + i;
 
@@ -287,7 +295,8 @@ static void test_ext4(void)
 	mkfs_ext4("64M", "");
 	mount_or_die("ext4", "");
 	victim = leave_deleted_data();
-	kt_note("deleted a %llu MiB file filling the free space", (unsigned long long)(victim / MiB));
+	kt_note("deleted a %llu MiB file filling the free space",
+		(unsigned long long)(victim / MiB));
 
 	/* A new file over the freed blocks: written extents, zeros. */
 	fd = create_file("w");
@@ -298,7 +307,8 @@ static void test_ext4(void)
 		 (long long)st.st_blocks * 512);
 	expect_extents(fd, 0, 16 * MiB, false, "after WRITE_ZEROES");
 	close(fd);
-	expect_both("w", 0, 16 * MiB, 0, "WRITE_ZEROES range over a deleted file's blocks reads zeros");
+	expect_both("w", 0, 16 * MiB, 0,
+		    "WRITE_ZEROES range over a deleted file's blocks reads zeros");
 
 	/* Written data (synced, and dirty in the page cache) inside the range is zeroed. */
 	fd = create_file("d");
@@ -309,7 +319,8 @@ static void test_ext4(void)
 		     "WRITE_ZEROES over [1, 3) MiB of written and dirty data");
 	expect_extents(fd, 0, 4 * MiB, false, "written file after WRITE_ZEROES");
 	st = fstat_or_die(fd);
-	kt_check(st.st_size == (off_t)(4 * MiB), "size kept at 4 MiB (%lld)", (long long)st.st_size);
+	kt_check(st.st_size == (off_t)(4 * MiB), "size kept at 4 MiB (%lld)",
+		 (long long)st.st_size);
 	close(fd);
 	expect_both("d", 0, MiB, 21, "data below the range is kept");
 	expect_both("d", MiB, 2 * MiB, 0, "the range reads zeros");
@@ -319,12 +330,14 @@ static void test_ext4(void)
 	fd = create_file("u");
 	kt_expect_eq(kt_fallocate(fd, 0, 0, 4 * MiB), 0, "plain fallocate 4 MiB");
 	expect_extents(fd, 0, 4 * MiB, true, "plain fallocate");
-	kt_check(kt_verify(fd, 0, 4 * MiB, 0) == UINT64_MAX, "unwritten extents read zeros (cached)");
+	kt_check(kt_verify(fd, 0, 4 * MiB, 0) == UINT64_MAX,
+		 "unwritten extents read zeros (cached)");
 	kt_expect_eq(kt_fallocate(fd, WZ, 0, 8 * MiB), 0,
 		     "WRITE_ZEROES over 4 MiB unwritten + 4 MiB beyond the end");
 	expect_extents(fd, 0, 8 * MiB, false, "unwritten + hole after WRITE_ZEROES");
 	st = fstat_or_die(fd);
-	kt_check(st.st_size == (off_t)(8 * MiB), "size grew to 8 MiB (%lld)", (long long)st.st_size);
+	kt_check(st.st_size == (off_t)(8 * MiB), "size grew to 8 MiB (%lld)",
+		 (long long)st.st_size);
 	close(fd);
 	expect_both("u", 0, 8 * MiB, 0, "converted range reads zeros");
 
@@ -341,17 +354,21 @@ static void test_ext4(void)
 	/* Mode checks: the flag goes alone; read-only fds are refused. */
 	fd = open(path_in("w"), O_RDWR);
 	{
-		static const struct { const char *name; int mode; int want; } combos[] = {
-			{ "WRITE_ZEROES|KEEP_SIZE", WZ | KEEP, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|ZERO_RANGE", WZ | ZERO, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|PUNCH_HOLE|KEEP_SIZE", WZ | PUNCH | KEEP, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|NO_HIDE_STALE", WZ | NHS, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|UNSHARE_RANGE", WZ | FALLOC_FL_UNSHARE_RANGE, -EOPNOTSUPP },
+		static const struct {
+			const char *name;
+			int mode;
+			int want;
+		} combos[] = {
+			{"WRITE_ZEROES|KEEP_SIZE", WZ | KEEP, -EOPNOTSUPP},
+			{"WRITE_ZEROES|ZERO_RANGE", WZ | ZERO, -EOPNOTSUPP},
+			{"WRITE_ZEROES|PUNCH_HOLE|KEEP_SIZE", WZ | PUNCH | KEEP, -EOPNOTSUPP},
+			{"WRITE_ZEROES|NO_HIDE_STALE", WZ | NHS, -EOPNOTSUPP},
+			{"WRITE_ZEROES|UNSHARE_RANGE", WZ | FALLOC_FL_UNSHARE_RANGE, -EOPNOTSUPP},
 		};
 
 		for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++)
-			kt_expect_eq(kt_fallocate(fd, combos[i].mode, 16 * MiB, MiB), combos[i].want,
-				     "%s", combos[i].name);
+			kt_expect_eq(kt_fallocate(fd, combos[i].mode, 16 * MiB, MiB),
+				     combos[i].want, "%s", combos[i].name);
 	}
 	st = fstat_or_die(fd);
 	kt_check(st.st_size == (off_t)(16 * MiB) && st.st_blocks * 512 == (off_t)(16 * MiB),
@@ -386,6 +403,47 @@ static void test_ext4(void)
 	umount_or_die();
 }
 
+/* ---- ext4 variants: 1 KiB blocks, bigalloc ---- */
+
+static void variant(const char *what, const char *mkfs_extra)
+{
+	struct stat st;
+	int fd, bfd;
+
+	bfd = open(dev, O_RDWR);
+	if (bfd < 0 || kt_blkzeroout(bfd, 0, 64 * MiB))
+		kt_fatal("zeroing the first 64 MiB of %s failed", dev);
+	close(bfd);
+	mkfs_ext4("64M", mkfs_extra);
+	mount_or_die("ext4", "");
+	leave_deleted_data();
+	fd = create_file("w");
+	kt_fill(fd, 4 * MiB, 64 * KiB, 24);
+	fsync(fd);
+	kt_expect_eq(kt_fallocate(fd, WZ, 0, 4 * MiB + 32 * KiB), 0,
+		     "%s: WRITE_ZEROES over deleted blocks and half of 64 KiB of data", what);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)(4 * MiB + 64 * KiB), "%s: size kept (%lld)", what,
+		 (long long)st.st_size);
+	expect_extents(fd, 0, 4 * MiB + 64 * KiB, false, what);
+	kt_expect_eq(kt_fallocate(fd, WZ, 5 * MiB + 1000, 3000), 0,
+		     "%s: WRITE_ZEROES of an unaligned [5 MiB + 1000, +3000)", what);
+	close(fd);
+	expect_both("w", 0, 4 * MiB + 32 * KiB, 0, "zeroed range reads zeros");
+	expect_both("w", 4 * MiB + 32 * KiB, 32 * KiB, 24, "data after the range is kept");
+	expect_both("w", 4 * MiB + 64 * KiB, MiB + 4000 - 64 * KiB, 0, "the rest reads zeros");
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/wz-fsck.log 2>&1", dev) == 0,
+		 "%s: e2fsck -fn is clean", what);
+	kt_sh("grep -v '^e2fsck' /tmp/wz-fsck.log | sed 's/^/# fsck: /' | head -20");
+}
+
+static void test_variants(void)
+{
+	variant("1 KiB blocks", "-b 1024");
+	variant("bigalloc, 64 KiB clusters", "-O bigalloc -C 65536");
+}
+
 /* ---- jbd2 transactions of first writes ---- */
 
 static char jbd2_info[PATH_MAX];
@@ -395,7 +453,8 @@ static long long jbd2_transactions(void)
 	char buf[4096];
 	long long n;
 
-	if (kt_read_file(jbd2_info, buf, sizeof(buf)) < 0 || sscanf(buf, "%lld transactions", &n) != 1)
+	if (kt_read_file(jbd2_info, buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%lld transactions", &n) != 1)
 		kt_fatal("cannot read the transaction count from %s", jbd2_info);
 	return n;
 }
@@ -448,14 +507,18 @@ static void test_jbd2(void)
 
 	wz = first_writes("wz", writes);
 	plain = first_writes("plain", writes);
-	kt_check(wz == 0, "first writes into a WRITE_ZEROES range committed %lld transactions "
-		 "(want 0)", wz);
-	kt_check(plain >= writes, "first writes into a plain preallocation committed %lld "
-		 "transactions (want at least one per write: %u)", plain, writes);
+	kt_check(wz == 0,
+		 "first writes into a WRITE_ZEROES range committed %lld transactions "
+		 "(want 0)",
+		 wz);
+	kt_check(plain >= writes,
+		 "first writes into a plain preallocation committed %lld "
+		 "transactions (want at least one per write: %u)",
+		 plain, writes);
 	fd = open(path_in("wz"), O_RDONLY);
 	expect_extents(fd, 0, 4 * MiB, false, "WRITE_ZEROES file after the writes");
 	kt_check(kt_verify(fd, BS, 3 * BS, 0) == UINT64_MAX &&
-		 kt_verify(fd, 61 * 4 * BS + BS, 3 * BS, 0) == UINT64_MAX,
+			 kt_verify(fd, 61 * 4 * BS + BS, 3 * BS, 0) == UINT64_MAX,
 		 "blocks between the writes still read zeros");
 	close(fd);
 	umount_or_die();
@@ -471,8 +534,10 @@ static void refused(const char *fs, int fd)
 	kt_expect_eq(kt_fallocate(fd, WZ | KEEP, 0, MiB), -EOPNOTSUPP, "%s: WRITE_ZEROES|KEEP_SIZE",
 		     fs);
 	st = fstat_or_die(fd);
-	kt_check(st.st_size == 0 && st.st_blocks == 0, "%s: nothing was allocated (size %lld, "
-		 "blocks %lld)", fs, (long long)st.st_size, (long long)st.st_blocks);
+	kt_check(st.st_size == 0 && st.st_blocks == 0,
+		 "%s: nothing was allocated (size %lld, "
+		 "blocks %lld)",
+		 fs, (long long)st.st_size, (long long)st.st_blocks);
 	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), 0, "%s: mode 0 still works (reference)", fs);
 }
 
@@ -480,7 +545,8 @@ static void test_nowz(void)
 {
 	int fd;
 
-	kt_note("%s: write_zeroes_max_bytes %lld", dev, kt_queue_attr(dev, "write_zeroes_max_bytes"));
+	kt_note("%s: write_zeroes_max_bytes %lld", dev,
+		kt_queue_attr(dev, "write_zeroes_max_bytes"));
 	mkfs_ext4("64M", "");
 	mount_or_die("ext4", "");
 	fd = create_file("f");
@@ -536,18 +602,20 @@ static void test_blkdev(bool zeroes)
 	if (fsync(bfd))
 		kt_fatal("fsync %s: %s", dev, strerror(errno));
 	kt_check(kt_verify(dfd, base, 256 * KiB, 51) == UINT64_MAX &&
-		 kt_verify(dfd, base + 768 * KiB, 256 * KiB, 51) == UINT64_MAX,
+			 kt_verify(dfd, base + 768 * KiB, 256 * KiB, 51) == UINT64_MAX,
 		 "the data on the device around the range is untouched");
 	kt_check(kt_verify(dfd, base + 256 * KiB, 128 * KiB, 52) == UINT64_MAX &&
-		 kt_verify(dfd, base + 640 * KiB, 128 * KiB, 52) == UINT64_MAX,
+			 kt_verify(dfd, base + 640 * KiB, 128 * KiB, 52) == UINT64_MAX,
 		 "dirty cached data around the range reached the device");
 	if (zeroes) {
-		kt_expect_range(dfd, base + 384 * KiB, 256 * KiB, 0, "the range reads zeros (O_DIRECT)");
+		kt_expect_range(dfd, base + 384 * KiB, 256 * KiB, 0,
+				"the range reads zeros (O_DIRECT)");
 		kt_expect_range(bfd, base + 384 * KiB, 256 * KiB, 0,
 				"the range reads zeros (buffered: the dirty pages were dropped)");
 	} else {
-		kt_expect_range(dfd, base + 384 * KiB, 256 * KiB, 52,
-				"refused: the dirty cached data in the range was kept and written back");
+		kt_expect_range(
+			dfd, base + 384 * KiB, 256 * KiB, 52,
+			"refused: the dirty cached data in the range was kept and written back");
 	}
 
 	kt_expect_eq(kt_fallocate(dfd, WZ, base + lbs / 2, lbs), -EINVAL,
@@ -563,16 +631,20 @@ static void test_blkdev(bool zeroes)
 
 	kt_fill(dfd, base, MiB, 53);
 	{
-		static const struct { const char *name; int mode; int want; } modes[] = {
-			{ "WRITE_ZEROES|KEEP_SIZE", WZ | KEEP, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|PUNCH_HOLE|KEEP_SIZE", WZ | PUNCH | KEEP, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|ZERO_RANGE", WZ | ZERO, -EOPNOTSUPP },
-			{ "WRITE_ZEROES|NO_HIDE_STALE", WZ | NHS, -EOPNOTSUPP },
+		static const struct {
+			const char *name;
+			int mode;
+			int want;
+		} modes[] = {
+			{"WRITE_ZEROES|KEEP_SIZE", WZ | KEEP, -EOPNOTSUPP},
+			{"WRITE_ZEROES|PUNCH_HOLE|KEEP_SIZE", WZ | PUNCH | KEEP, -EOPNOTSUPP},
+			{"WRITE_ZEROES|ZERO_RANGE", WZ | ZERO, -EOPNOTSUPP},
+			{"WRITE_ZEROES|NO_HIDE_STALE", WZ | NHS, -EOPNOTSUPP},
 		};
 
 		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-			kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), modes[i].want, "%s",
-				     modes[i].name);
+			kt_expect_eq(kt_fallocate(dfd, modes[i].mode, base, MiB), modes[i].want,
+				     "%s", modes[i].name);
 	}
 	kt_check(kt_verify(dfd, base, MiB, 53) == UINT64_MAX, "refused modes changed nothing");
 	close(dfd);
@@ -586,7 +658,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_write_zeroes ext4|jbd2|nowz|other DEVICE MOUNTPOINT | "
+		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|other DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE --expect=zeroes|eopnotsupp");
 	what = argv[1];
 	dev = argv[2];
@@ -615,6 +687,8 @@ int main(int argc, char **argv)
 		test_jbd2();
 	else if (!strcmp(what, "nowz"))
 		test_nowz();
+	else if (!strcmp(what, "variants"))
+		test_variants();
 	else if (!strcmp(what, "other"))
 		test_other();
 	else
