@@ -95,6 +95,23 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 			kt_result provision/loop-$v FAIL "losetup --sector-size $v failed"
 		fi
 	done
+	# Through a partition: an MBR with partition 1 at sectors 2048..65535.
+	f=/mnt/prov-fs/part.img
+	truncate -s 32M "$f"
+	printf '\000\040\041\000\203\000\000\000\000\010\000\000\000\370\000\000' |
+		dd of="$f" bs=1 seek=446 conv=notrunc 2> /dev/null
+	printf '\125\252' | dd of="$f" bs=1 seek=510 conv=notrunc 2> /dev/null
+	if l=$($pv_losetup -f --show -P "$f"); then
+		for i in 1 2 3 4 5 6 7 8 9 10; do [ -b "${l}p1" ] && break; sleep 0.5; done
+		if [ -b "${l}p1" ]; then
+			kt_run provision/loop-partition t_provision partition "${l}p1" "$f" 1048576
+		else
+			kt_result provision/loop-partition FAIL "no ${l}p1 after losetup -P"
+		fi
+		$pv_losetup -d "$l"
+	else
+		kt_result provision/loop-partition FAIL "losetup -P failed"
+	fi
 	f=/mnt/prov-fs/linear.img
 	truncate -s 32M "$f"
 	if l=$($pv_losetup -f --show "$f") &&
