@@ -36,16 +36,17 @@ pv_pool() {
 
 pv_cleanup() {
 	[ -e /dev/mapper/prov-lin-loop ] && dmsetup remove prov-lin-loop
+	[ -e /dev/mapper/prov-lin-noext ] && dmsetup remove prov-lin-noext
 	for l in $($pv_losetup -a 2> /dev/null | sed -n 's,^\(/dev/loop[0-9]*\):.*/mnt/prov-.*,\1,p'); do
 		$pv_losetup -d "$l"
 	done
-	for m in /mnt/prov-fs /mnt/prov-small; do
+	for m in /mnt/prov-fs /mnt/prov-small /mnt/prov-noext; do
 		grep -q " $m " /proc/mounts && umount "$m"
 	done
 	for d in prov-pa-s11 prov-pa-o10 prov-pa-thin prov-pa prov-pb-thin prov-pb prov-pc-thin \
 		prov-pc prov-pd-thin prov-pd prov-fs prov-small prov-pa-meta prov-pa-data \
 		prov-pb-meta prov-pb-data prov-pc-meta prov-pc-data prov-pd-meta prov-pd-data \
-		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-virt; do
+		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-noext prov-virt; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -150,6 +151,42 @@ if pv_slice prov-small 256 64 && mkfs.ext4 -q -F -b 4096 -m 0 /dev/mapper/prov-s
 	fi
 else
 	kt_result provision/loop-enospc FAIL "could not make the small ext4"
+fi
+
+# --- dm-linear over a loop whose limit gets cleared ---
+# The backing file is block-mapped (ext4 without extents), so its fallocate
+# answers EOPNOTSUPP: loop clears its limit on the first provision, and
+# dm-linear, which copied the limit at table load, must pass EOPNOTSUPP on
+# (not EIO) then and afterwards, while writes keep working.
+if pv_slice prov-noext 488 64 && mkfs.ext4 -q -F -b 4096 -O ^extent,^64bit /dev/mapper/prov-noext &&
+	mkdir -p /mnt/prov-noext && mount /dev/mapper/prov-noext /mnt/prov-noext; then
+	f=/mnt/prov-noext/file.img
+	truncate -s 16M "$f"
+	if l=$($pv_losetup -f --show "$f") &&
+		dmsetup create prov-lin-noext --table "0 $((16 * 2048)) linear $l 0"; then
+		q=/sys/block/${l#/dev/}/queue/provision_max_bytes
+		before=$(cat $q)
+		r1=$(/usr/sbin/fallocate -o 0 -l 1M /dev/mapper/prov-lin-noext 2>&1)
+		r2=$(/usr/sbin/fallocate -o 1M -l 1M /dev/mapper/prov-lin-noext 2>&1)
+		after=$(cat $q)
+		echo "    # loop limit $before -> $after; first: $r1; second: $r2"
+		if dd if=/dev/urandom of=/dev/mapper/prov-lin-noext bs=64k count=4 oflag=direct \
+			conv=fsync 2> /dev/null &&
+			echo "$r1" | grep -q 'not supported' && echo "$r2" | grep -q 'not supported' &&
+			[ "$before" != 0 ] && [ "$after" = 0 ]; then
+			kt_result provision/dm-linear-over-cleared-loop PASS
+		else
+			kt_result provision/dm-linear-over-cleared-loop FAIL \
+				"want EOPNOTSUPP twice, the loop limit cleared, writes working"
+		fi
+		dmsetup remove prov-lin-noext
+		$pv_losetup -d "$l"
+	else
+		kt_result provision/dm-linear-over-cleared-loop FAIL "losetup/dmsetup failed"
+	fi
+	umount /mnt/prov-noext
+else
+	kt_result provision/dm-linear-over-cleared-loop FAIL "could not make ext4 without extents"
 fi
 
 # --- dm-thin ---
