@@ -46,7 +46,8 @@ pv_cleanup() {
 	for d in prov-pa-s11 prov-pa-o10 prov-pa-thin prov-pa prov-pb-thin prov-pb prov-pc-thin \
 		prov-pc prov-pd-thin prov-pd prov-fs prov-small prov-pa-meta prov-pa-data \
 		prov-pb-meta prov-pb-data prov-pc-meta prov-pc-data prov-pd-meta prov-pd-data \
-		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-noext prov-virt; do
+		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-pf-thin prov-pf prov-pf-meta \
+		prov-pf-data prov-noext prov-virt; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -220,6 +221,35 @@ if pv_pool prov-pe 476 480 4 16 skip_block_zeroing; then
 	kt_run provision/thin-skip-zeroing t_provision none /dev/mapper/prov-pe-thin
 else
 	kt_result provision/thin-skip-zeroing FAIL "could not create pool prov-pe"
+fi
+# Read-only pool: provision of a block already mapped (and not shared)
+# succeeds, of an unmapped block fails with EIO like a write; back in
+# write mode the same request succeeds.
+if pv_pool prov-pf 552 556 4 16; then
+	thin=/dev/mapper/prov-pf-thin
+	pf_table() { # pf_table FEATURES...
+		echo "0 $((4 * 2048)) thin-pool /dev/mapper/prov-pf-meta /dev/mapper/prov-pf-data 128 0 $# $*"
+	}
+	r0=$(/usr/sbin/fallocate -o 0 -l 64K $thin 2>&1) && r0=ok
+	dmsetup reload prov-pf --table "$(pf_table read_only)" && dmsetup suspend prov-pf &&
+		dmsetup resume prov-pf
+	st=$(dmsetup status prov-pf)
+	r1=$(/usr/sbin/fallocate -o 0 -l 64K $thin 2>&1) && r1=ok
+	r2=$(/usr/sbin/fallocate -o 1M -l 64K $thin 2>&1) && r2=ok
+	dmsetup reload prov-pf --table "$(pf_table)" && dmsetup suspend prov-pf &&
+		dmsetup resume prov-pf
+	r3=$(/usr/sbin/fallocate -o 1M -l 64K $thin 2>&1) && r3=ok
+	echo "    # status in read-only: $st"
+	echo "    # before: $r0; ro mapped: $r1; ro unmapped: $r2; rw again: $r3"
+	if [ "$r0" = ok ] && echo "$st" | grep -q ' ro ' && [ "$r1" = ok ] &&
+		echo "$r2" | grep -q 'Input/output error' && [ "$r3" = ok ]; then
+		kt_result provision/thin-read-only PASS
+	else
+		kt_result provision/thin-read-only FAIL \
+			"want: mapped block ok, unmapped EIO in read-only mode, ok after"
+	fi
+else
+	kt_result provision/thin-read-only FAIL "could not create pool prov-pf"
 fi
 
 pv_cleanup
