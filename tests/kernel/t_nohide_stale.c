@@ -28,12 +28,27 @@
  *          ZERO_RANGE) and change nothing;
  *  overlay overlayfs over a gated ext4 refuses it (EOPNOTSUPP) for root and
  *          group members alike, allocating nothing in the upper file;
+ *  edges   ext4: nohide_stale_gid= in the image's s_mount_opts is ignored;
+ *          an fd passed over SCM_RIGHTS needs both its opener and the
+ *          caller to pass the gate; files group or others can read are
+ *          refused unless the caller owns them or holds CAP_SYS_RAWIO;
+ *          root in a user namespace gets EPERM; IORING_OP_FALLOCATE
+ *          obeys the gate; setuid/setgid bits are
+ *          stripped; append-only and immutable files refuse it; overlayfs
+ *          over a gated ext4 refuses it (the VFS opt-in);
+ *  journal ext4 data=journal: dirty journaled pages over the range are
+ *          kept and written, extents written, survives umount, e2fsck;
+ * variants ext4 with 1 KiB blocks and with bigalloc (written extents, data
+ *          kept, unaligned ends, e2fsck), and ENOSPC part way through a
+ *          range (what was allocated is written and within i_size, e2fsck);
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
  *          discard (0 with discard, EOPNOTSUPP without), the rest of the
- *          device is untouched, the page cache is dropped; every other
+ *          device is untouched, the page cache is dropped (kept, dirty
+ *          pages included, when the device cannot discard); every other
  *          combination with the flag is refused.
  *
- * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay DEVICE MOUNTPOINT
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay|edges|journal|variants
+ *                       DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -46,17 +61,21 @@
 #include <limits.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/io_uring.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/quota.h>
-#include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,11 +197,15 @@ static char *path_in(const char *name)
 	return buf[i];
 }
 
+/*
+ * A file rsuser owns (the gate lets group members expose stale data only in
+ * files nobody else can read, unless they own them), writable by everyone.
+ */
 static int create_file(const char *name, int flags)
 {
 	int fd = open(path_in(name), O_RDWR | O_CREAT | O_TRUNC | flags, 0666);
 
-	if (fd < 0 || fchmod(fd, 0666))
+	if (fd < 0 || fchown(fd, USER_UID, USER_GID) || fchmod(fd, 0666))
 		kt_fatal("create %s: %s", path_in(name), strerror(errno));
 	return fd;
 }
@@ -497,6 +520,475 @@ static void test_gate(void)
 	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), -EOPNOTSUPP, "mode 0 on the same file (reference)");
 	close(fd);
 	umount_or_die();
+}
+
+/* ---- gate edges: opt-in (0001), image options, credentials, modes (0002) ---- */
+
+static bool become(const struct ids *who)
+{
+	return !setgroups(who->ngroups, who->groups) && !setresgid(who->gid, who->gid, who->gid) &&
+	       !setresuid(who->uid, who->uid, who->uid);
+}
+
+static int wait_child(pid_t pid, const char *what)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		kt_fatal("child for %s died", what);
+	if (WEXITSTATUS(status) >= 200)
+		kt_fatal("child for %s could not set up (%d)", what, WEXITSTATUS(status));
+	return -WEXITSTATUS(status);
+}
+
+/* Fallocate path opened O_WRONLY as who; 0 or -errno. */
+static int fallocate_wr_as(const struct ids *who, const char *path, int mode, uint64_t off,
+			   uint64_t len)
+{
+	pid_t pid = fork();
+	int fd, rc;
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (!become(who))
+			_exit(200);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			_exit(201);
+		rc = kt_fallocate(fd, mode, off, len);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	return wait_child(pid, who->name);
+}
+
+/*
+ * opener opens path (O_WRONLY) and passes the fd over a unix socket
+ * (SCM_RIGHTS) to caller, which runs fallocate on it; 0 or -errno.
+ */
+static int fallocate_passed(const struct ids *opener, const struct ids *caller, const char *path,
+			    int mode, uint64_t off, uint64_t len)
+{
+	int sv[2], fd, rc;
+	pid_t a, b;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		kt_fatal("socketpair: %s", strerror(errno));
+	a = fork();
+	if (a < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (a == 0) {
+		char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 'f';
+		struct iovec iov = { &byte, 1 };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				      .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+		if (!become(opener))
+			_exit(200);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			_exit(201);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		_exit(sendmsg(sv[0], &msg, 0) == 1 ? 0 : 202);
+	}
+	b = fork();
+	if (b < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (b == 0) {
+		char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
+		struct iovec iov = { &byte, 1 };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				      .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *c;
+
+		if (!become(caller))
+			_exit(200);
+		if (recvmsg(sv[1], &msg, 0) != 1 || !(c = CMSG_FIRSTHDR(&msg)) ||
+		    c->cmsg_type != SCM_RIGHTS)
+			_exit(203);
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		rc = kt_fallocate(fd, mode, off, len);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	if (wait_child(a, opener->name))
+		kt_fatal("%s could not pass the fd", opener->name);
+	return wait_child(b, caller->name);
+}
+
+/* One IORING_OP_FALLOCATE through a fresh ring (raw syscalls); the CQE's result. */
+static int uring_fallocate(int fd, int mode, uint64_t off, uint64_t len)
+{
+	struct io_uring_params p = { 0 };
+	int ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	size_t sq_size, cq_size;
+	uint8_t *sq, *cq;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned int tail, *array;
+	int res;
+
+	if (ring < 0)
+		return -10000 - errno;
+	sq_size = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_size = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP)
+		sq_size = cq_size = sq_size > cq_size ? sq_size : cq_size;
+	sq = mmap(NULL, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+		  IORING_OFF_SQ_RING);
+	cq = p.features & IORING_FEAT_SINGLE_MMAP ? sq :
+		mmap(NULL, cq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+		     IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+		return -20000 - errno;
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_FALLOCATE;
+	sqes[0].fd = fd;
+	sqes[0].off = off;
+	sqes[0].addr = len;
+	sqes[0].len = (unsigned int)mode;
+	array = (unsigned int *)(sq + p.sq_off.array);
+	tail = *(unsigned int *)(sq + p.sq_off.tail);
+	array[tail & *(unsigned int *)(sq + p.sq_off.ring_mask)] = 0;
+	__atomic_store_n((unsigned int *)(sq + p.sq_off.tail), tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) != 1)
+		return -30000 - errno;
+	if (__atomic_load_n((unsigned int *)(cq + p.cq_off.tail), __ATOMIC_ACQUIRE) ==
+	    *(unsigned int *)(cq + p.cq_off.head))
+		return -40000;
+	cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) +
+	      (*(unsigned int *)(cq + p.cq_off.head) & *(unsigned int *)(cq + p.cq_off.ring_mask));
+	res = cqe->res;
+	close(ring);
+	return res;
+}
+
+/* IORING_OP_FALLOCATE on path (opened O_WRONLY) as who; the CQE's result. */
+static int uring_fallocate_as(const struct ids *who, const char *path, int mode, uint64_t off,
+			      uint64_t len)
+{
+	pid_t pid = fork();
+	int fd, rc;
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (!become(who))
+			_exit(200);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			_exit(201);
+		rc = uring_fallocate(fd, mode, off, len);
+		if (rc < -9999)
+			_exit(204);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	return wait_child(pid, who->name);
+}
+
+static bool write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Root (no supplementary groups) inside a new user namespace, mapped to itself. */
+static int fallocate_userns_root(const char *path, int mode, uint64_t off, uint64_t len)
+{
+	pid_t pid = fork();
+	int fd, rc;
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (setgroups(0, NULL) || unshare(CLONE_NEWUSER))
+			_exit(200);
+		/* Written by this process: an exec'd shell would lose the capabilities. */
+		if (!write_proc("/proc/self/setgroups", "deny") ||
+		    !write_proc("/proc/self/uid_map", "0 0 1") ||
+		    !write_proc("/proc/self/gid_map", "0 0 1"))
+			_exit(201);
+		if (geteuid() != 0)
+			_exit(202);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			_exit(203);
+		rc = kt_fallocate(fd, mode, off, len);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	return wait_child(pid, "root in a user namespace");
+}
+
+static int make_file(const char *name, uid_t uid, gid_t gid, mode_t mode)
+{
+	int fd = open(path_in(name), O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || fchown(fd, uid, gid) || fchmod(fd, mode))
+		kt_fatal("create %s: %s", path_in(name), strerror(errno));
+	return fd;
+}
+
+static int set_iflags(int fd, int flags)
+{
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) ? -errno : 0;
+}
+
+static void test_edges(void)
+{
+	char opts[400], lower[256], upper[256], work[256], ovlopts[800];
+	const char *ovl = "/mnt/nhs-ovl";
+	struct stat st;
+	int fd;
+
+	/* An image cannot turn the gate on: nohide_stale_gid= in s_mount_opts is ignored. */
+	mkfs_ext4("256M", "");
+	if (kt_sh("tune2fs -E mount_opts=nohide_stale_gid=0 %s > /dev/null 2>&1", dev))
+		kt_fatal("tune2fs -E mount_opts=nohide_stale_gid=0 %s failed", dev);
+	mount_or_die("ext4", "");
+	kt_check(mount_opts(opts, sizeof(opts)) && !strstr(opts, "nohide_stale_gid"),
+		 "s_mount_opts nohide_stale_gid=0: /proc/mounts does not show it (%s)", opts);
+	fd = create_file("sb", 0);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+		     "s_mount_opts nohide_stale_gid=0: NO_HIDE_STALE as root");
+	close(fd);
+	umount_or_die();
+	mount_gated("");
+	kt_check(mount_opts(opts, sizeof(opts)) && strstr(opts, "nohide_stale_gid=1001"),
+		 "the mount option still applies over the image's (%s)", opts);
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+
+	/* Both the opener and the caller must pass the gate. */
+	close(make_file("own", USER_UID, USER_GID, 0600));
+	kt_expect_eq(fallocate_passed(&outsider, &member, path_in("own"), NHS, 0, MiB), -EPERM,
+		     "fd opened by an outsider, passed over SCM_RIGHTS to a member");
+	kt_expect_eq(fallocate_passed(&member, &outsider, path_in("own"), NHS, 0, MiB), -EPERM,
+		     "fd opened by a member, passed to an outsider");
+	fd = open(path_in("own"), O_RDONLY);
+	st = fstat_or_die(fd);
+	close(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0, "refused passed fds allocated nothing "
+		 "(size %lld, blocks %lld)", (long long)st.st_size, (long long)st.st_blocks);
+	kt_expect_eq(fallocate_passed(&member, &member, path_in("own"), NHS, 0, MiB), 0,
+		     "fd opened by a member, passed to a member");
+	kt_expect_eq(fallocate_passed(&root_nogroup, &member, path_in("own"), NHS, MiB, MiB), 0,
+		     "fd opened with CAP_SYS_RAWIO, passed to a member");
+
+	/* io_uring runs the request with the ring's credentials: the same gate. */
+	kt_expect_eq(uring_fallocate_as(&outsider, path_in("own"), NHS, 2 * MiB, MiB), -EPERM,
+		     "IORING_OP_FALLOCATE as an outsider");
+	kt_expect_eq(uring_fallocate_as(&member, path_in("own"), NHS, 2 * MiB, MiB), 0,
+		     "IORING_OP_FALLOCATE as a member");
+
+	/* Files others can read: only their owner or CAP_SYS_RAWIO. */
+	close(make_file("pub", 0, STALE_GID, 0664));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), -EPERM,
+		     "member on a 0664 file it does not own");
+	if (chmod(path_in("pub"), 0660))
+		kt_fatal("chmod: %s", strerror(errno));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), -EPERM,
+		     "member on a 0660 file it does not own (group-readable)");
+	if (chmod(path_in("pub"), 0620))
+		kt_fatal("chmod: %s", strerror(errno));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), 0,
+		     "member on a 0620 file it does not own (nobody else can read it)");
+	close(make_file("mine", USER_UID, USER_GID, 0644));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("mine"), NHS, 0, MiB), 0,
+		     "member on its own 0644 file");
+	close(make_file("rootpub", 0, 0, 0644));
+	kt_expect_eq(fallocate_wr_as(&root_nogroup, path_in("rootpub"), NHS, 0, MiB), 0,
+		     "CAP_SYS_RAWIO on a 0644 file");
+
+	/* Root of a user namespace holds no CAP_SYS_RAWIO over the filesystem. */
+	close(make_file("ns", 0, 0, 0600));
+	kt_expect_eq(fallocate_userns_root(path_in("ns"), NHS, 0, MiB), -EPERM,
+		     "root inside a user namespace (mapped to root, no groups)");
+	kt_expect_eq(fallocate_userns_root(path_in("ns"), 0, 0, MiB), 0,
+		     "root inside a user namespace, plain fallocate (reference)");
+
+	/* setuid/setgid bits are stripped as by a write. */
+	close(make_file("suid", USER_UID, USER_GID, 04700));
+	close(make_file("sgid", USER_UID, STALE_GID, 02710));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("suid"), NHS, 0, MiB), 0,
+		     "member on its own setuid file");
+	kt_expect_eq(fallocate_wr_as(&member, path_in("sgid"), NHS, 0, MiB), 0,
+		     "member on its own setgid file");
+	if (stat(path_in("suid"), &st))
+		kt_fatal("stat: %s", strerror(errno));
+	kt_check(!(st.st_mode & S_ISUID), "the setuid bit was stripped (mode %o)",
+		 (unsigned int)st.st_mode & 07777);
+	if (stat(path_in("sgid"), &st))
+		kt_fatal("stat: %s", strerror(errno));
+	kt_check(!(st.st_mode & S_ISGID), "the setgid bit was stripped (mode %o)",
+		 (unsigned int)st.st_mode & 07777);
+
+	/* Append-only and immutable files refuse it. */
+	fd = make_file("ai", 0, 0, 0600);
+	kt_expect_eq(set_iflags(fd, FS_APPEND_FL), 0, "chattr +a");
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EPERM, "NO_HIDE_STALE on an append-only file");
+	kt_expect_eq(set_iflags(fd, FS_IMMUTABLE_FL), 0, "chattr -a +i");
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EPERM, "NO_HIDE_STALE on an immutable file");
+	kt_expect_eq(set_iflags(fd, 0), 0, "chattr -i");
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0, "nothing was allocated (blocks %lld)",
+		 (long long)st.st_blocks);
+	close(fd);
+
+	/* overlayfs over the gated ext4 does not declare support: refused before the gate. */
+	snprintf(lower, sizeof(lower), "%s/lower", mnt);
+	snprintf(upper, sizeof(upper), "%s/upper", mnt);
+	snprintf(work, sizeof(work), "%s/work", mnt);
+	if ((mkdir(lower, 0755) && errno != EEXIST) || (mkdir(upper, 0755) && errno != EEXIST) ||
+	    (mkdir(work, 0755) && errno != EEXIST) || (mkdir(ovl, 0755) && errno != EEXIST))
+		kt_fatal("mkdir for overlayfs: %s", strerror(errno));
+	snprintf(ovlopts, sizeof(ovlopts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper,
+		 work);
+	if (mount("overlay", ovl, "overlay", 0, ovlopts))
+		kt_fatal("mount overlay %s: %s", ovlopts, strerror(errno));
+	{
+		char p[PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/o", ovl);
+		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0)
+			kt_fatal("create %s: %s", p, strerror(errno));
+		kt_expect_eq(kt_fallocate(fd, NHS, 0, MiB), -EOPNOTSUPP,
+			     "overlayfs over the gated ext4: NO_HIDE_STALE with CAP_SYS_RAWIO");
+		st = fstat_or_die(fd);
+		kt_check(st.st_size == 0 && st.st_blocks == 0,
+			 "overlayfs: nothing was allocated (blocks %lld)", (long long)st.st_blocks);
+		kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), 0, "overlayfs: plain fallocate (reference)");
+		close(fd);
+	}
+	if (umount(ovl))
+		kt_fatal("umount %s: %s", ovl, strerror(errno));
+	rmdir(ovl);
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
+}
+
+/* ---- ext4 variants: 1 KiB blocks, bigalloc, ENOSPC part way ---- */
+
+static void fsck_clean(const char *what)
+{
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "%s: e2fsck -fn is clean",
+		 what);
+	kt_sh("grep -v '^e2fsck' /tmp/nhs-fsck.log | sed 's/^/# fsck: /' | head -20");
+}
+
+static void variant_basic(const char *what)
+{
+	struct stat st;
+	int fd = create_file("v", 0);
+
+	kt_fill(fd, 64 * KiB, 8 * KiB, 27);
+	fsync(fd);
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, 4 * MiB), 0, "%s: NO_HIDE_STALE 4 MiB", what);
+	kt_check(kt_verify(fd, 64 * KiB, 8 * KiB, 27) == UINT64_MAX, "%s: written data kept",
+		 what);
+	expect_extents(fd, 0, 4 * MiB, false, what);
+	kt_expect_eq(kt_fallocate(fd, NHS, 4 * MiB + 1000, 3000), 0,
+		     "%s: NO_HIDE_STALE of an unaligned [4 MiB + 1000, +3000)", what);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)(4 * MiB + 4000), "%s: size is the unaligned end (%lld)", what,
+		 (long long)st.st_size);
+	close(fd);
+	umount_or_die();
+	fsck_clean(what);
+}
+
+static void test_variants(void)
+{
+	struct statfs sf;
+	struct stat st;
+	struct extents e;
+	uint64_t want;
+	int fd, rc;
+
+	mkfs_ext4("256M", "-b 1024");
+	mount_gated("");
+	variant_basic("1 KiB blocks");
+
+	mkfs_ext4("256M", "-O bigalloc -C 65536");
+	mount_gated("");
+	variant_basic("bigalloc, 64 KiB clusters");
+
+	/* ENOSPC part way: what was allocated stays, i_size covers it, nothing past it. */
+	mkfs_ext4("64M", "-m 0");
+	mount_gated("");
+	if (statfs(mnt, &sf))
+		kt_fatal("statfs: %s", strerror(errno));
+	want = sf.f_bavail * sf.f_bsize + 16 * MiB;
+	fd = create_file("full", 0);
+	rc = kt_fallocate(fd, NHS, 0, want);
+	kt_expect_eq(rc, -ENOSPC, "NO_HIDE_STALE of %llu MiB with %llu MiB free",
+		     (unsigned long long)(want / MiB),
+		     (unsigned long long)(sf.f_bavail * sf.f_bsize / MiB));
+	st = fstat_or_die(fd);
+	e = fiemap_range(fd, 0, want);
+	kt_note("after ENOSPC: size %lld, %lld bytes allocated, %llu mapped in the range",
+		(long long)st.st_size, (long long)st.st_blocks * 512, (unsigned long long)e.mapped);
+	kt_check(st.st_size > 0 && (uint64_t)st.st_size < want,
+		 "size covers part of the range (%lld of %llu)", (long long)st.st_size,
+		 (unsigned long long)want);
+	kt_check(e.unwritten == 0, "every allocated extent is written (%u unwritten)", e.unwritten);
+	kt_check(fiemap_range(fd, (uint64_t)st.st_size, want - (uint64_t)st.st_size).mapped == 0,
+		 "no block is mapped past i_size");
+	close(fd);
+	umount_or_die();
+	fsck_clean("ENOSPC part way");
+}
+
+/* ---- data=journal: dirty journaled pages over the range ---- */
+
+static void test_journal(void)
+{
+	int fd;
+
+	mkfs_ext4("256M", "");
+	mount_gated("data=journal");
+	fd = create_file("j", 0);
+	if (fchmod(fd, 0600))
+		kt_fatal("fchmod: %s", strerror(errno));
+	kt_fill(fd, 0, MiB, 24);
+	fsync(fd);
+	kt_fill(fd, 256 * KiB, 128 * KiB, 25); /* dirty, journaled data */
+	kt_fill(fd, 3 * MiB, 64 * KiB, 26); /* dirty past the old end */
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, 4 * MiB), 0,
+		     "data=journal: NO_HIDE_STALE over clean and dirty journaled pages");
+	kt_check(kt_verify(fd, 0, 256 * KiB, 24) == UINT64_MAX &&
+		 kt_verify(fd, 256 * KiB, 128 * KiB, 25) == UINT64_MAX &&
+		 kt_verify(fd, 384 * KiB, 640 * KiB, 24) == UINT64_MAX &&
+		 kt_verify(fd, 3 * MiB, 64 * KiB, 26) == UINT64_MAX,
+		 "data=journal: the data is kept (buffered read)");
+	expect_extents(fd, 0, 4 * MiB, false, "data=journal");
+	close(fd);
+	umount_or_die();
+	mount_or_die("ext4", "data=journal");
+	fd = open(path_in("j"), O_RDONLY);
+	if (fd < 0)
+		kt_fatal("reopen: %s", strerror(errno));
+	kt_check(kt_verify(fd, 0, 256 * KiB, 24) == UINT64_MAX &&
+		 kt_verify(fd, 256 * KiB, 128 * KiB, 25) == UINT64_MAX &&
+		 kt_verify(fd, 384 * KiB, 640 * KiB, 24) == UINT64_MAX &&
+		 kt_verify(fd, 3 * MiB, 64 * KiB, 26) == UINT64_MAX,
+		 "data=journal: the data survived umount and mount");
+	expect_extents(fd, 0, 4 * MiB, false, "data=journal after umount and mount");
+	close(fd);
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
+	kt_sh("grep -v '^e2fsck' /tmp/nhs-fsck.log | sed 's/^/# fsck: /' | head -20");
 }
 
 /* ---- fiemap, i_blocks, free blocks, remount ---- */
@@ -1152,6 +1644,17 @@ static void test_blkdev(bool discard)
 			 "the refused range is untouched");
 	}
 
+	if (!discard) {
+		/* As BLKDISCARD: a device that cannot discard keeps even dirty cached data. */
+		kt_fill(bfd, base + 256 * KiB, 256 * KiB, 43);
+		kt_expect_eq(kt_fallocate(bfd, PUNCH | KEEP | NHS, base + 256 * KiB, 256 * KiB),
+			     -EOPNOTSUPP, "discard refused with dirty cached data over the range");
+		if (fsync(bfd))
+			kt_fatal("fsync %s: %s", dev, strerror(errno));
+		kt_check(kt_verify(dfd, base + 256 * KiB, 256 * KiB, 43) == UINT64_MAX,
+			 "the dirty cached data was kept and written back");
+	}
+
 	kt_expect_eq(kt_fallocate(dfd, PUNCH | KEEP | NHS, base + lbs / 2, lbs), -EINVAL,
 		     "discard at a misaligned offset");
 	kt_expect_eq(kt_fallocate(dfd, PUNCH | KEEP | NHS, size, lbs), -EINVAL,
@@ -1188,8 +1691,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay DEVICE "
-			 "MOUNTPOINT | "
+		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay|edges|"
+			 "journal|variants DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -1229,6 +1732,12 @@ int main(int argc, char **argv)
 		test_other();
 	else if (!strcmp(what, "overlay"))
 		test_overlay();
+	else if (!strcmp(what, "edges"))
+		test_edges();
+	else if (!strcmp(what, "journal"))
+		test_journal();
+	else if (!strcmp(what, "variants"))
+		test_variants();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();

@@ -23,12 +23,19 @@
  *    logged as an I/O error), data on DEV is
  *    unchanged and the range still reads zeros; once FILLER is gone the
  *    same range provisions, takes a full write and reads it back.
+ *  t_provision partition DEV FILE START
+ *    DEV is partition 1 (starting START bytes into the disk) of a loop
+ *    device over FILE: provision is remapped by the partition's offset
+ *    (FILE is allocated at START + off, not at off), reads zeros, and the
+ *    partition's end bounds it (EINVAL without KEEP_SIZE, clamped with).
  *
  * DESTROYS the data on DEV.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +294,54 @@ static int cmd_enospc(const char *file, const char *filler)
 	return kt_done();
 }
 
+/* Bytes of path's [off, off + len) that FIEMAP maps. */
+static uint64_t file_mapped(const char *path, uint64_t off, uint64_t len)
+{
+	enum { N = 32 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	int fd = open(path, O_RDONLY);
+	uint64_t mapped = 0;
+
+	if (!fm || fd < 0)
+		kt_fatal("fiemap %s: %s", path, strerror(errno));
+	fm->fm_start = off;
+	fm->fm_length = len;
+	fm->fm_flags = FIEMAP_FLAG_SYNC;
+	fm->fm_extent_count = N;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm))
+		kt_fatal("FS_IOC_FIEMAP %s: %s", path, strerror(errno));
+	for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
+		struct fiemap_extent *x = &fm->fm_extents[i];
+		uint64_t a = x->fe_logical > off ? x->fe_logical : off;
+		uint64_t b = x->fe_logical + x->fe_length < off + len ? x->fe_logical + x->fe_length
+								       : off + len;
+
+		if (b > a)
+			mapped += b - a;
+	}
+	free(fm);
+	close(fd);
+	return mapped;
+}
+
+/* dev is partition 1 of a loop device over file, starting at part_start bytes. */
+static int cmd_partition(const char *file, uint64_t part_start)
+{
+	provision_grows(file, 0, MiB, MiB, MiB, "partition, mode 0");
+	kt_check(file_mapped(file, part_start + MiB, MiB) == MiB,
+		 "the backing file is allocated at the partition's offset + 1 MiB (%llu bytes)",
+		 (unsigned long long)file_mapped(file, part_start + MiB, MiB));
+	kt_check(file_mapped(file, MiB, MiB) == 0,
+		 "nothing allocated at the same offset without the partition's (%llu bytes)",
+		 (unsigned long long)file_mapped(file, MiB, MiB));
+	kt_expect_range(dfd, MiB, MiB, 0, "the provisioned range reads zeros");
+	kt_expect_eq(kt_fallocate(dfd, 0, size - 4096, 8192), -EINVAL,
+		     "provision crossing the partition's end (no KEEP_SIZE)");
+	provision_grows(file, FALLOC_FL_KEEP_SIZE, size - 4096, 8192, 4096,
+			"KEEP_SIZE clamped at the partition's end");
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -298,5 +353,7 @@ int main(int argc, char **argv)
 		return cmd_loop(argv[3]);
 	if (!strcmp(argv[1], "enospc") && argc == 5)
 		return cmd_enospc(argv[3], argv[4]);
+	if (!strcmp(argv[1], "partition") && argc == 5)
+		return cmd_partition(argv[3], strtoull(argv[4], NULL, 0));
 	kt_fatal("unknown command or wrong arguments: %s", argv[1]);
 }

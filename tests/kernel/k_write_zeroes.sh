@@ -1,0 +1,22 @@
+# k_write_zeroes.sh: FALLOC_FL_WRITE_ZEROES (kernel patches 0003-0004).
+# ext4 on /dev/disk/scratch (written extents, zeros over deleted data, 1 KiB
+# blocks, bigalloc, jbd2 commits, e2fsck), ext4 on /dev/disk/vnowz (no
+# write-zeroes: refused), xfs and tmpfs (refused), and the block devices
+# themselves. Leaves /dev/disk/scratch unmounted and discarded.
+
+wz_mnt=/mnt/wz
+
+for t in ext4 variants jbd2 other; do
+	kt_run write_zeroes/$t t_write_zeroes $t /dev/disk/scratch $wz_mnt
+	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+done
+kt_run write_zeroes/nowz t_write_zeroes nowz /dev/disk/vnowz $wz_mnt
+while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+
+kt_run write_zeroes/blkdev-virtio-512 t_write_zeroes blkdev /dev/disk/vblk --expect=zeroes
+kt_run write_zeroes/blkdev-virtio-4096 t_write_zeroes blkdev /dev/disk/vblk4k --expect=zeroes
+kt_run write_zeroes/blkdev-virtio-nowz t_write_zeroes blkdev /dev/disk/vnowz --expect=eopnotsupp
+
+rmdir $wz_mnt 2> /dev/null
+blkdiscard -f /dev/disk/scratch 2> /dev/null || blkdiscard /dev/disk/scratch 2> /dev/null ||
+	dd if=/dev/zero of=/dev/disk/scratch bs=1M count=4 2> /dev/null
