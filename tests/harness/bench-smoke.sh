@@ -57,8 +57,8 @@ need_seen = {  # measured, or missing with a reason
     "alloc ext4-write-zeroes": lambda r: r.get("path") == "ext4-write-zeroes",
     "blockdev/dm-thin pool usage": lambda r: r.get("kind") == "thin_pool",
 }
-for p in ("zero", "provision", "pad", "none"):
-    need_seen["blockdev/policy-" + p] = (lambda p: lambda r: r.get("variant") == "policy-" + p)(p)
+for p in ("prepare-background", "pad-inline"):
+    need_ok["blockdev/policy-" + p] = (lambda p: lambda r: r.get("variant") == "policy-" + p and r.get("kind") == "object")(p)
 for name, pred in need_ok.items():
     n = len(ok(pred))
     print("%-40s %d measurement(s)" % (name, n))
