@@ -34,7 +34,8 @@ for r in recs:
     if r.get("disk") and not r.get("device"):
         bad.append("no device parameters: %s" % r)
 def ok(pred):
-    return [r for r in recs if r.get("status") == "ok" and pred(r)]
+    return [r for r in recs if r.get("status") == "ok" and r.get("kind") != "store_info"
+            and pred(r)]
 def seen(pred):
     return [r for r in recs if pred(r)]
 need_ok = {
