@@ -200,11 +200,12 @@ full)
 esac
 
 # rsbench TAG WORKLOADS ARGS...: one rawstore-bench run, metadata on the
-# meta disk's ext4 in a fresh directory.
+# meta disk's ext4 (a fresh directory with --mkfs), removed afterwards.
 rsbench() {
 	t=$1 w=$2
 	shift 2
-	rm -rf $mnt_meta/db
+	# a fresh database for every mkfs (written-zeros makes its store first)
+	case " $* " in *" --mkfs "*) rm -rf $mnt_meta/db ;; esac
 	# shellcheck disable=SC2086
 	rawstore-bench --json --objects $objects --tag "$t" "$@" $w >> "$res" 2> /tmp/rsb.err
 	rc=$?
@@ -212,7 +213,13 @@ rsbench() {
 	rm -rf $mnt_meta/db
 	if [ $rc != 0 ] && [ $rc != 3 ]; then
 		why=$(tail -1 /tmp/rsb.err | tr -d '"\\')
-		echo "{$t, \"kind\": \"object\", \"workload\": \"(rest of the run)\", \"status\": \"missing\", \"why\": \"rawstore-bench exited $rc: $why\"}" >> "$res"
+		case $why in
+		*FALLOC_FL_WRITE_ZEROES*"not supported"*|*"not supported"*WRITE_ZEROES*)
+			why="not supported by this kernel ($why)" ;;
+		*"not supported"*) why="the kernel refuses it ($why)" ;;
+		*) why="rawstore-bench exited $rc: $why" ;;
+		esac
+		echo "{$t, \"kind\": \"object\", \"workload\": \"(all)\", \"status\": \"missing\", \"why\": \"$why\"}" >> "$res"
 	fi
 	return $rc
 }
@@ -235,14 +242,13 @@ objects_blockdev() { # REP
 		missing "$(otag dm-thin thin)" object "dm-thin pool setup failed"
 	fi
 	thin_down >> "$log" 2>&1
-	for p in zero provision pad none; do
-		rsbench "$(otag policy-$p bwz)" "$W_SUB" --dev /dev/disk/bwz --meta $mnt_meta/db \
-			--mkfs --space-policy $p
-		case $? in
-		0) say "objects (rep $r): blockdev policy $p done" ;;
-		3) say "objects (rep $r): blockdev policy $p: not available in this build" ;;
-		*) say "blockdev policy $p failed (see guest.log)" ;;
-		esac
+	# Space policies (ZERO,PUNCH): zero-range prepared in the background with
+	# background punching, against padding with inline punching.
+	for p in prepare,background pad,inline; do
+		v=policy-$(echo $p | tr , -)
+		say "objects (rep $r): blockdev under space policy $p"
+		rsbench "$(otag $v bwz)" "$W_SUB" --dev /dev/disk/bwz --meta $mnt_meta/db \
+			--mkfs --space-policy $p || say "blockdev policy $p failed (see guest.log)"
 	done
 }
 
@@ -257,26 +263,32 @@ objects_prealloc() { # REP
 		t="\"section\": \"objects\", \"backend\": \"prealloc-file\", \"variant\": \"$m\", \"disk\": \"fs\", \"rep\": $r"
 		say "objects (rep $r): prealloc-file prepared by $m ($fsize)"
 		fs_ext4
-		alloclat prepare $m $mnt_fs/store.img $fsize > /tmp/prep.out 2>> "$log"
-		rc=$?
-		if [ $rc = 3 ]; then
-			why="the kernel refuses $m here: $(tail -1 "$log" | sed 's/.*: //')"
-			[ $m = write-zeroes ] && why="not supported by this kernel ($(tail -1 "$log" | sed 's/.*: //'))"
-			[ $m = nohide-stale ] && [ $nhs_gate = 0 ] && why="ext4 here has no nohide_stale_gid mount option (unpatched kernel)"
-			for w in $W_SUB; do
-				echo "{$t, \"kind\": \"object\", \"workload\": \"${w%%:*}\", \"size\": 0, \"spec\": \"$w\", \"status\": \"missing\", \"why\": \"$why\"}" >> "$res"
-			done
-			say "  $why"
-			continue
-		elif [ $rc != 0 ]; then
-			say "prealloc-file $m: prepare failed (see guest.log)"
-			continue
-		fi
-		echo "{$t, \"kind\": \"prealloc_file_prepare\", \"size_spec\": \"$fsize\", \"ns\": $(cat /tmp/prep.out)}" >> "$res"
+		/usr/sbin/truncate -s $fsize $mnt_fs/store.img
 		w=$W_SUB
 		case $m in nohide-stale|fallocate) w=$W_ALL ;; esac
-		rsbench "$t" "$w" --dev $mnt_fs/store.img --meta $mnt_meta/db --mkfs ||
-			say "prealloc-file $m failed (see guest.log)"
+		# mkfs prepares the file by its preallocation policy; written zeros
+		# are not a policy: mkfs (sparse), then zeros over the data area
+		# (from 1 MiB, past both superblocks).
+		case $m in
+		nohide-stale) pp=stale ;;
+		fallocate) pp=unwritten ;;
+		write-zeroes) pp=write-zeroes ;;
+		written-zeros) pp=none ;;
+		esac
+		if [ $m = written-zeros ]; then
+			rm -rf $mnt_meta/db
+			if rawstore mkfs --force $mnt_fs/store.img $mnt_meta/db >> "$log" 2>&1 &&
+				dd if=/dev/zero of=$mnt_fs/store.img bs=1M seek=1 \
+					count=$(($(stat -c %s $mnt_fs/store.img) / 1048576 - 1)) \
+					conv=notrunc,fsync oflag=direct 2>> "$log"; then
+				rsbench "$t" "$w" --dev $mnt_fs/store.img --meta $mnt_meta/db
+			else
+				missing "$t" object "mkfs or writing zeros failed (see guest.log)"
+			fi
+		else
+			rsbench "$t" "$w" --dev $mnt_fs/store.img --meta $mnt_meta/db --mkfs \
+				--prealloc-policy $pp
+		fi
 		rm -f $mnt_fs/store.img
 	done
 	umount $mnt_fs

@@ -13,7 +13,8 @@
 struct cfg {
 	const char *dev, *meta;
 	const char *backend;		/* "rawstore" or "files" */
-	const char *space_policy;	/* NULL: the library's default */
+	const char *space_policy;	/* "ZERO[,PUNCH]"; NULL: the library's default */
+	const char *prealloc_policy;	/* mkfs of a store in a file; NULL: default */
 	const char *tag;		/* JSON members copied into every result line */
 	const char *thin_pool;		/* dm-thin pool whose usage remove: reports */
 	uint64_t dev_size;		/* bytes, for a temporary file device */

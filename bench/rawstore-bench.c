@@ -601,7 +601,11 @@ static void usage(FILE *f)
 		"  --backend rawstore|files  files: one file per object in the directory\n"
 		"                         --dev, records in RocksDB at --meta (default rawstore)\n"
 		"  --files-hint           files: fallocate each new object's size first\n"
-		"  --space-policy NAME    open the store with this space policy\n"
+		"  --space-policy Z[,P]   space policy at mkfs and open: zero policy Z (auto,\n"
+		"                         prepare, pad), punch policy P (operator, background,\n"
+		"                         inline)\n"
+		"  --prealloc-policy P    mkfs of a store in a file: none, unwritten,\n"
+		"                         write-zeroes, stale\n"
 		"  --tag JSON             JSON members added to every --json line\n"
 		"  --thin-pool NAME       remove: report the dm-thin pool's used data blocks\n"
 		"                         before the creates, before and after reclaim\n"
@@ -693,41 +697,35 @@ static int run_one(struct rawstore *st, const struct cfg *c0, const char *w)
 	return -EINVAL;
 }
 
-/*
- * --space-policy: a comma-separated list of policy names, each looked up in
- * the library's three families (rawstore_zero_policy_name() and friends):
- * "prepare" / "pad" / "auto" (zero), "operator" / "background" / "inline"
- * (punch), "none" / "unwritten" / "write-zeroes" / "stale" (preallocation of
- * a store file, at mkfs).  Zero and punch go into both the mkfs and the open
- * options.  -EINVAL for an unknown name.
- */
-static int set_space_policy(struct rawstore_mkfs_opts *mo, struct rawstore_open_opts *o,
-			    const char *list)
+/* The enum value whose name (name_fn) is the @len bytes at @s, or -EINVAL. */
+static int policy_by_name(const char *(*name_fn)(int), int max, const char *s, size_t len)
 {
-	char buf[128], *save = NULL, *name;
-	int i;
+	int v;
 
-	if (strlen(list) >= sizeof(buf))
+	for (v = 1; v <= max; v++)
+		if (strlen(name_fn(v)) == len && !strncmp(name_fn(v), s, len))
+			return v;
+	return -EINVAL;
+}
+
+/*
+ * --space-policy ZERO[,PUNCH]: the zero policy (auto, prepare, pad) and
+ * optionally the punch policy (operator, background, inline), by the
+ * library's own names; recorded at mkfs and asked for at open.
+ */
+static int set_space_policy(struct rawstore_mkfs_opts *mo, struct rawstore_open_opts *oo,
+			    const char *name)
+{
+	const char *comma = strchr(name, ',');
+	size_t zlen = comma ? (size_t)(comma - name) : strlen(name);
+	int z = policy_by_name(rawstore_zero_policy_name, RAWSTORE_ZERO_PAD, name, zlen);
+	int p = comma ? policy_by_name(rawstore_punch_policy_name, RAWSTORE_PUNCH_INLINE,
+				      comma + 1, strlen(comma + 1)) : 0;
+
+	if (z < 0 || p < 0)
 		return -EINVAL;
-	strcpy(buf, list);
-	for (name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		bool found = false;
-
-		for (i = 1; i <= 4 && !found; i++) {
-			if (!strcmp(name, rawstore_zero_policy_name(i))) {
-				mo->zero_policy = o->zero_policy = i;
-				found = true;
-			} else if (!strcmp(name, rawstore_punch_policy_name(i))) {
-				mo->punch_policy = o->punch_policy = i;
-				found = true;
-			} else if (!strcmp(name, rawstore_prealloc_policy_name(i))) {
-				mo->prealloc_policy = i;
-				found = true;
-			}
-		}
-		if (!found)
-			return -EINVAL;
-	}
+	mo->zero_policy = oo->zero_policy = z;
+	mo->punch_policy = oo->punch_policy = p;
 	return 0;
 }
 
@@ -743,6 +741,7 @@ int main(int argc, char **argv)
 		{ "files-hint", no_argument, 0, 'H' }, { "tag", required_argument, 0, 't' },
 		{ "space-policy", required_argument, 0, 'p' },
 		{ "thin-pool", required_argument, 0, 'T' },
+		{ "prealloc-policy", required_argument, 0, 'P' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -805,6 +804,9 @@ int main(int argc, char **argv)
 		case 'T':
 			c.thin_pool = optarg;
 			break;
+		case 'P':
+			c.prealloc_policy = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -832,10 +834,21 @@ int main(int argc, char **argv)
 	rawstore_open_opts_init(&oo);
 	rawstore_mkfs_opts_init(&mo);
 	if (c.space_policy && set_space_policy(&mo, &oo, c.space_policy)) {
-		fprintf(stderr, "rawstore-bench: --space-policy %s: unknown policy name (zero: "
-			"auto, prepare, pad; punch: operator, background, inline; preallocation: "
-			"none, unwritten, write-zeroes, stale)\n", c.space_policy);
+		fprintf(stderr, "rawstore-bench: --space-policy %s: want ZERO[,PUNCH] with ZERO "
+			"auto, prepare or pad and PUNCH operator, background or inline\n",
+			c.space_policy);
 		return 2;
+	}
+	if (c.prealloc_policy) {
+		int p = policy_by_name(rawstore_prealloc_policy_name, RAWSTORE_PREALLOC_STALE,
+				       c.prealloc_policy, strlen(c.prealloc_policy));
+
+		if (p < 0) {
+			fprintf(stderr, "rawstore-bench: --prealloc-policy %s: want none, "
+				"unwritten, write-zeroes or stale\n", c.prealloc_policy);
+			return 2;
+		}
+		mo.prealloc_policy = p;
 	}
 	mo.min_alloc_size = c.min_alloc;
 	mo.inline_max = c.inline_max;
@@ -885,6 +898,14 @@ int main(int argc, char **argv)
 		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d\n",
 		       info.zero_policy, info.zero_offload, info.punch_policy, info.prealloc_policy,
 		       info.provisioning);
+	else
+		printf("{%s%s\"kind\": \"store_info\", \"zero_policy\": \"%s\""
+		       ", \"zero_offload\": %d, \"punch_policy\": \"%s\""
+		       ", \"prealloc_policy\": \"%s\", \"provisioning\": %d"
+		       ", \"io_engine\": \"%s\", \"direct_io\": %d}\n",
+		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
+		       info.zero_offload, info.punch_policy, info.prealloc_policy,
+		       info.provisioning, info.io_engine, info.direct_io);
 	for (i = optind; i < argc && !ret; i++) {
 		if (!strcmp(argv[i], "core")) {
 			size_t k;

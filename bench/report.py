@@ -443,6 +443,7 @@ plot %s
     cells = {}
     prepfile = {}
     thin = []
+    infos = {}
     for r in recs:
         if r.get("section") != "objects":
             continue
@@ -452,10 +453,15 @@ plot %s
         if r.get("kind") == "prealloc_file_prepare":
             prepfile.setdefault(r["variant"], []).append(r)
             continue
+        if r.get("kind") == "store_info":
+            infos.setdefault(backend_label(r), r)
+            continue
+        if r.get("kind") != "object":
+            continue
         b = backend_label(r)
         if r["status"] != "ok":
-            what = r.get("spec") or "%s %s" % (r.get("workload", ""),
-                                               size_name(r.get("size", 0)))
+            what = r.get("spec") or ("all" if r.get("workload") == "(all)" else "%s %s" % (
+                r.get("workload", ""), size_name(r.get("size", 0))))
             missing.append(("objects %s %s" % (b, what), r.get("why", "")))
             cells.setdefault(b, {})
             continue
@@ -469,7 +475,7 @@ plot %s
                 missing.append(("fio %s" % r["job"], r.get("why", "")))
     base = "blockdev/wz"
     order = [base, "blockdev/nowz", "blockdev/dm-thin"] + ["blockdev/policy-%s" % p for p in
-                                       ("zero", "provision", "pad", "none")] + \
+                                       ("prepare-background", "pad-inline")] + \
         ["prealloc-file/%s" % v for v in ("nohide-stale", "fallocate", "written-zeros",
                                           "write-zeroes")] + ["files/ext4", "files/xfs"]
     backends = [b for b in order if cells.get(b)] + sorted(
@@ -489,6 +495,22 @@ plot %s
           "objects; removes each their own transaction, then one reclaim (punch) of the "
           "freed space.")
         P("")
+        if infos:
+            P("Space policy in effect for each rawstore backend (`rawstore_get_info()` after "
+              "open; `zero`: how partial-unit writes find zeros, `punch`: when freed space "
+              "is punched, `prealloc`: how mkfs prepared a store file):")
+            P("")
+            P("| backend | zero | zero-range offloaded | punch | prealloc | provisioning | "
+              "I/O |")
+            P("|---|---|---|---|---|---|---|")
+            for b in sorted(infos):
+                i = infos[b]
+                P("| %s | %s | %s | %s | %s | %s | %s%s |" % (
+                    b, i["zero_policy"], "yes" if i["zero_offload"] else "no",
+                    i["punch_policy"], i["prealloc_policy"],
+                    "yes" if i["provisioning"] else "no", i["io_engine"],
+                    ", direct" if i["direct_io"] else ", buffered"))
+            P("")
         if prepfile:
             P("The `prealloc-file` store files were prepared before mkfs (durably, "
               "then the store opened on them with `O_DIRECT`):")

@@ -34,7 +34,8 @@ for r in recs:
     if r.get("disk") and not r.get("device"):
         bad.append("no device parameters: %s" % r)
 def ok(pred):
-    return [r for r in recs if r.get("status") == "ok" and pred(r)]
+    return [r for r in recs if r.get("status") == "ok" and r.get("kind") != "store_info"
+            and pred(r)]
 def seen(pred):
     return [r for r in recs if pred(r)]
 need_ok = {
@@ -57,8 +58,8 @@ need_seen = {  # measured, or missing with a reason
     "alloc ext4-write-zeroes": lambda r: r.get("path") == "ext4-write-zeroes",
     "blockdev/dm-thin pool usage": lambda r: r.get("kind") == "thin_pool",
 }
-for p in ("zero", "provision", "pad", "none"):
-    need_seen["blockdev/policy-" + p] = (lambda p: lambda r: r.get("variant") == "policy-" + p)(p)
+for p in ("prepare-background", "pad-inline"):
+    need_ok["blockdev/policy-" + p] = (lambda p: lambda r: r.get("variant") == "policy-" + p and r.get("kind") == "object")(p)
 for name, pred in need_ok.items():
     n = len(ok(pred))
     print("%-40s %d measurement(s)" % (name, n))
