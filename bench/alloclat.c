@@ -347,7 +347,9 @@ static int prepare_file(int argc, char **argv)
 	uint64_t size, ns;
 	int fd, err;
 
-	if (argc != 5 || !(m = find_mode(argv[2])) || !m->file_ok || !(size = parse_size(argv[4]))) {
+	m = argc == 5 ? find_mode(argv[2]) : NULL;
+	size = argc == 5 ? parse_size(argv[4]) : 0;
+	if (!m || !m->file_ok || !size) {
 		fprintf(stderr, "usage: alloclat prepare none|nohide-stale|fallocate|written-zeros|"
 				"write-zeroes FILE SIZE\n");
 		return 2;

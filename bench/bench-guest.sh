@@ -27,12 +27,14 @@ log=$out/guest.log
 mkdir -p "$out/fio"
 : > "$res"
 : > "$log"
+: > "$out/progress.log"
 t0=$(date +%s)
 
-say() { # progress on the console and in the log
+say() { # progress: the console, the log, and progress.log (bench/run follows it)
 	line="bench-guest: [$(($(date +%s) - t0))s] $*"
 	echo "$line"
 	echo "$line" >> "$log"
+	echo "$line" >> "$out/progress.log"
 }
 die() { say "ERROR: $*"; exit 1; }
 # missing TAG KIND WHY: record a cell that could not be measured.
@@ -175,6 +177,7 @@ case $mode in
 smoke)
 	W_ALL="create:4k,n=20"
 	W_SUB=$W_ALL
+	W_THIN="remove:64k,n=10"
 	objects=2 ;;
 quick)
 	W_ALL="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:64k,qd=16,n=300
@@ -182,15 +185,18 @@ quick)
 	       overwrite:4k,n=300 read:4k,n=500 read:64k,n=300 remove:64k,n=200"
 	W_SUB="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:1m,qd=16,n=60
 	       overwrite:4k,n=300 remove:64k,n=200"
+	W_THIN="create:64k,n=150 remove:1m,n=60"
 	objects=8 ;;
 full)
-	W_ALL="create:4k,n=1500 create:4k,qd=16,n=3000 create:4k,qd=64,n=4000
-	       create:64k,n=600 create:64k,qd=16,n=1500 create:64k,qd=64,n=2000
-	       create:1m,n=100 create:1m,qd=16,n=200 create:4m,n=30 create:4m,qd=16,n=60
-	       overwrite:4k,n=1500 overwrite:4k,qd=16,n=3000 read:4k,n=3000 read:64k,n=1500
-	       remove:64k,n=600 remove:64k,qd=16,n=1000"
-	W_SUB=$W_ALL
-	objects=32 ;;
+	W_ALL="create:4k,n=500 create:4k,qd=16,n=1000 create:4k,qd=64,n=1500
+	       create:64k,n=250 create:64k,qd=16,n=500 create:64k,qd=64,n=600
+	       create:1m,n=40 create:1m,qd=16,n=80 create:4m,n=12 create:4m,qd=16,n=24
+	       overwrite:4k,n=500 overwrite:4k,qd=16,n=1000 read:4k,n=800 read:64k,n=500
+	       remove:64k,n=300 remove:64k,qd=16,n=500"
+	W_SUB="create:4k,n=500 create:4k,qd=16,n=1000 create:64k,n=250 create:1m,qd=16,n=80
+	       overwrite:4k,n=500 remove:64k,n=300"
+	W_THIN="create:64k,n=250 remove:1m,n=150"
+	objects=8 ;;
 esac
 
 # rsbench TAG WORKLOADS ARGS...: one rawstore-bench run, metadata on the
@@ -220,6 +226,15 @@ objects_blockdev() { # REP
 	say "objects (rep $r): blockdev on virtio-blk without write-zeroes"
 	rsbench "$(otag nowz bnowz)" "$W_SUB" --dev /dev/disk/bnowz --meta $mnt_meta/db --mkfs ||
 		say "blockdev nowz failed (see guest.log)"
+	say "objects (rep $r): blockdev on dm-thin (reclaim: pool blocks before and after)"
+	if thin_up >> "$log" 2>&1; then
+		rsbench "$(otag dm-thin thin)" "$W_THIN" --dev /dev/mapper/bench-thin \
+			--meta $mnt_meta/db --mkfs --thin-pool bench-pool ||
+			say "blockdev dm-thin failed (see guest.log)"
+	else
+		missing "$(otag dm-thin thin)" object "dm-thin pool setup failed"
+	fi
+	thin_down >> "$log" 2>&1
 	for p in zero provision pad none; do
 		rsbench "$(otag policy-$p bwz)" "$W_SUB" --dev /dev/disk/bwz --meta $mnt_meta/db \
 			--mkfs --space-policy $p
@@ -236,7 +251,7 @@ objects_prealloc() { # REP
 	case $mode in
 	smoke) fsize=256M ;;
 	quick) fsize=768M ;;
-	full) fsize=2G ;;
+	full) fsize=1G ;;
 	esac
 	for m in nohide-stale fallocate written-zeros write-zeroes; do
 		t="\"section\": \"objects\", \"backend\": \"prealloc-file\", \"variant\": \"$m\", \"disk\": \"fs\", \"rep\": $r"
@@ -290,7 +305,7 @@ objects_files() { # REP
 case $mode in
 smoke) fio_rt=2 ;;
 quick) fio_rt=5 ;;
-full) fio_rt=15 ;;
+full) fio_rt=10 ;;
 esac
 fio_one() { # fio_one REP NAME ARGS...
 	r=$1 n=$2

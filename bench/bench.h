@@ -15,6 +15,7 @@ struct cfg {
 	const char *backend;		/* "rawstore" or "files" */
 	const char *space_policy;	/* NULL: the library's default */
 	const char *tag;		/* JSON members copied into every result line */
+	const char *thin_pool;		/* dm-thin pool whose usage remove: reports */
 	uint64_t dev_size;		/* bytes, for a temporary file device */
 	uint64_t count;
 	uint64_t objects;		/* 4 MiB objects for overwrite/read */

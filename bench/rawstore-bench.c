@@ -329,7 +329,8 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 static int bench_overwrite(struct rawstore *st, const struct cfg *c, uint64_t size,
 			   uint64_t count)
 {
-	struct result r = { .name = "overwrite", .size = size, .ops = count, .bytes = size * count };
+	struct result r = { .name = "overwrite", .size = size, .ops = count,
+			    .bytes = size * count };
 	struct result setup = { .name = "setup" };
 	struct wl w = { "bench", 4 << 20, c->objects, 4 << 20, 7, NULL, "ow-" };
 	struct cfg c1 = *c;
@@ -416,6 +417,27 @@ static int fill_remove(struct rawstore_txn *t, uint64_t i, void *arg)
 	return rawstore_txn_remove(t, w->coll, name, strlen(name));
 }
 
+/* Used data blocks of a dm-thin pool (`dmsetup status POOL`), or -1. */
+static long long thin_used(const char *pool)
+{
+	char cmd[300], line[512], used[64];
+	long long n = -1;
+	FILE *f;
+
+	if (!pool)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "dmsetup status '%s' 2>/dev/null", pool);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	/* 0 LEN thin-pool TRANSACTION META_USED/META_TOTAL DATA_USED/DATA_TOTAL ... */
+	if (fgets(line, sizeof(line), f) &&
+	    sscanf(line, "%*s %*s thin-pool %*s %*s %63s", used) == 1)
+		n = strtoll(used, NULL, 10);
+	pclose(f);
+	return n;
+}
+
 /* Create count objects of size (untimed), time removing each in its own
  * transaction, then time reclaiming (punching) the freed space. */
 static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size, uint64_t count)
@@ -426,8 +448,10 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 	struct wl w = { "bench", size, 0, 0, 5, NULL, "rm-" };
 	struct rawstore_perf p0, p1;
 	uint64_t t0, c0;
+	long long thin0, thin1 = -1, thin2 = -1;
 	int ret;
 
+	thin0 = thin_used(c->thin_pool);
 	w.data = malloc(size);
 	r.lat = calloc(count, sizeof(uint64_t));
 	setup.lat = calloc(count, sizeof(uint64_t));
@@ -450,8 +474,10 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 		rawstore_perf_get(st, &p0);
 		c0 = cpu_ns();
 		t0 = now_ns();
+		thin1 = thin_used(c->thin_pool);
 		ret = rawstore_reclaim(st);
 		rc.ns = rc.lat[0] = now_ns() - t0;
+		thin2 = thin_used(c->thin_pool);
 		rc.cpu_ns = cpu_ns() - c0;
 		rawstore_perf_get(st, &p1);
 		rc.bytes = p1.bytes_punched - p0.bytes_punched;
@@ -459,10 +485,21 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 		if (ret == -EOPNOTSUPP) {
 			report_missing(c, "reclaim", size, "the device refuses PUNCH_HOLE "
 				       "(EOPNOTSUPP): freed ranges stay tracked");
-			ret = 0;
 		} else if (!ret) {
 			report(c, &rc);
 		}
+		if (c->thin_pool && !c->json)
+			printf("thin pool %s: used data blocks %lld before the creates, %lld "
+			       "before reclaim, %lld after\n", c->thin_pool, thin0, thin1, thin2);
+		else if (c->thin_pool)
+			printf("{%s%s\"kind\": \"thin_pool\", \"pool\": \"%s\", \"size\": %"
+			       PRIu64 ", \"used_blocks_before_creates\": %lld"
+			       ", \"used_blocks_before_reclaim\": %lld"
+			       ", \"used_blocks_after_reclaim\": %lld, \"reclaim\": \"%s\"}\n",
+			       c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "", c->thin_pool,
+			       size, thin0, thin1, thin2, ret ? rawstore_strerror(ret) : "ok");
+		if (ret == -EOPNOTSUPP)
+			ret = 0;
 	}
 	free(w.data);
 	free(r.lat);
@@ -566,6 +603,8 @@ static void usage(FILE *f)
 		"  --files-hint           files: fallocate each new object's size first\n"
 		"  --space-policy NAME    open the store with this space policy\n"
 		"  --tag JSON             JSON members added to every --json line\n"
+		"  --thin-pool NAME       remove: report the dm-thin pool's used data blocks\n"
+		"                         before the creates, before and after reclaim\n"
 		"  --json                 one JSON object per result line\n");
 }
 
@@ -681,6 +720,7 @@ int main(int argc, char **argv)
 		{ "objects", required_argument, 0, 'o' }, { "backend", required_argument, 0, 'b' },
 		{ "files-hint", no_argument, 0, 'H' }, { "tag", required_argument, 0, 't' },
 		{ "space-policy", required_argument, 0, 'p' },
+		{ "thin-pool", required_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -740,6 +780,9 @@ int main(int argc, char **argv)
 		case 'p':
 			c.space_policy = optarg;
 			break;
+		case 'T':
+			c.thin_pool = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -754,8 +797,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(c.backend, "files")) {
 		if (!c.dev || c.space_policy) {
-			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR --meta DIR "
-				"and takes no --space-policy\n");
+			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR "
+				"--meta DIR and takes no --space-policy\n");
 			return 2;
 		}
 		return files_run(&c, argv + optind, argc - optind) ? 1 : 0;

@@ -27,8 +27,7 @@ enum rs_crash {
 	/* Not on the commit path (numbers from 16: the commit path may grow). */
 	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
 	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
-	RS_CRASH_RECLAIM_PUNCHED = 18,	/* reclaim: a range punched, still recorded
-					 * as unpunched */
+	/* 18: reclaim between punch and record is RS_CRASH_SPACE_IO_DONE */
 	RS_CRASH_FSCK_REPAIR = 19,	/* fsck: repairs staged, not committed */
 	RS_CRASH_REBUILD_FREELIST = 20,	/* open: free list rebuilt, not committed */
 	RS_CRASH_MKFS_META = 21,	/* mkfs: metadata written, no superblock */

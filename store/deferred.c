@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "debug.h"
 #include "decode.h"
 #include "deferred.h"
 #include "internal.h"
@@ -161,6 +162,7 @@ int deferred_replay(struct rawstore *st)
 			rs_err(st, ret, "replaying a deferred write failed");
 			break;
 		}
+		rs_crash_check(st, RS_CRASH_REPLAY_MID);	/* test hook (debug.h) */
 		st->defq.seq = max_u64(st->defq.seq, r.seq + 1);
 		rocksdb_writebatch_wi_delete(wb, k - 1, kl + 1);
 		n++;
@@ -170,6 +172,7 @@ int deferred_replay(struct rawstore *st)
 	meta_iter_free(it);
 	if (!ret && n) {
 		ret = dev_flush(st->dev) < 0 ? -EIO : 0;
+		rs_crash_check(st, RS_CRASH_REPLAY_FLUSHED);	/* test hook (debug.h) */
 		if (!ret)
 			ret = meta_commit(st->meta, wb);
 		if (!ret)

@@ -378,6 +378,32 @@ static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 	return ret;
 }
 
+/*
+ * Every I/O batch, flush and space verb completes here: first the test
+ * hook (debug.h, rs_debug_fail_io), then the kernel's block-layer status
+ * becomes the store's errno.  A failed transfer is -EIO whatever status
+ * the device gave (a medium error is -ENODATA, which in rawstore's API
+ * means a missing attribute; -EBUSY and -ENODEV mean other things too);
+ * -ENOSPC (thin pools), -EOPNOTSUPP and -EINVAL keep their meaning.
+ */
+static int dev_done(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
+{
+	ret = rs_fault_io(kind, ret, ios, n);
+	switch (ret) {
+	case -ENODATA:		/* BLK_STS_MEDIUM */
+	case -EILSEQ:		/* BLK_STS_PROTECTION */
+	case -ETIMEDOUT:	/* BLK_STS_TIMEOUT */
+	case -ENOLINK:		/* BLK_STS_TRANSPORT */
+	case -EREMOTEIO:	/* BLK_STS_TARGET */
+	case -EBADE:		/* BLK_STS_NEXUS */
+	case -EBUSY:		/* BLK_STS_DEV_RESOURCE */
+	case -ENODEV:		/* BLK_STS_OFFLINE */
+	case -EREMCHG:		/* BLK_STS_DM_REQUEUE */
+		return -EIO;
+	}
+	return ret;
+}
+
 int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 {
 	struct rawstore_perf *p = d->st ? &d->st->perf : NULL;
@@ -413,8 +439,7 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 			ret = aio_batch(d, ios + i, cnt);
 	}
 	pthread_mutex_unlock(&d->lock);
-	/* test hook (debug.h): an injected fault as the batch completes */
-	return rs_fault_io(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
+	return dev_done(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
 }
 
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
@@ -437,8 +462,7 @@ int dev_flush(struct rs_dev *d)
 		return -EROFS;
 	if (!d->g.write_cache)
 		return 1;
-	/* test hook (debug.h): an injected fault as the flush completes */
-	return rs_fault_io(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
+	return dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
 }
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
@@ -452,11 +476,11 @@ static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 	if (!len || !is_aligned(off, d->g.logical_block) ||
 	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
 		return -EINVAL;
-	/* test hooks (debug.h): a device that cannot; a fault as the verb completes */
+	/* test hook (debug.h): a device that cannot */
 	if (rs_space_refused(kind))
 		return -EOPNOTSUPP;
-	return rs_fault_io(kind, fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0,
-			   NULL, 0);
+	return dev_done(kind, fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0,
+			NULL, 0);
 }
 
 int dev_zero_range(struct rs_dev *d, uint64_t off, uint64_t len)

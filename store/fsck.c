@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "debug.h"
 #include "decode.h"
 #include "internal.h"
 #include "space.h"
@@ -655,8 +656,10 @@ static int fsck_job(struct rawstore *st, void *arg)
 		ret = check_orphans(fk, 'H');
 	if (!ret)
 		ret = check_counts(fk);
-	if (!ret && rocksdb_writebatch_wi_count(st->wb))
+	if (!ret && rocksdb_writebatch_wi_count(st->wb)) {
+		rs_crash_check(st, RS_CRASH_FSCK_REPAIR);	/* test hook (debug.h) */
 		ret = rs_commit_wb(st);
+	}
 	rocksdb_writebatch_wi_clear(st->wb);
 	return ret;
 }

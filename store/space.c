@@ -392,6 +392,8 @@ static int rebuild_freelist(struct rawstore *st)
 	if (!ret)
 		ret = rebuild_unpunched(st, wb, &freev);
 	if (!ret)
+		rs_crash_check(st, RS_CRASH_REBUILD_FREELIST);	/* test hook (debug.h) */
+	if (!ret)
 		ret = meta_commit(st->meta, wb);
 	if (!ret)
 		rs_log(st, RAWSTORE_LOG_WARNING, "rebuilt the free list from %zu object extents: "

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "debug.h"
 #include "decode.h"
 #include "deferred.h"
 #include "internal.h"
@@ -252,10 +253,13 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	ret = mkfs_meta(m, &sb, data_start, size, &pol, zeroed);
 	if (ret)
 		goto out_close_meta;
+	rs_crash_check(NULL, RS_CRASH_MKFS_META);	/* test hook (debug.h) */
 	/* The superblock goes last: the device is a store only when complete. */
 	ret = super_write(d, RS_SB_BACKUP_OFFSET, &sb);
-	if (!ret)
+	if (!ret) {
+		rs_crash_check(NULL, RS_CRASH_MKFS_BACKUP_SB);	/* test hook (debug.h) */
 		ret = super_write(d, RS_SB_PRIMARY_OFFSET, &sb);
+	}
 	if (!ret && dev_flush(d) < 0)
 		ret = -EIO;
 	if (ret)

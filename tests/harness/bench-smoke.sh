@@ -55,6 +55,7 @@ need_ok = {
 need_seen = {  # measured, or missing with a reason
     "prealloc-file/write-zeroes": lambda r: r.get("backend") == "prealloc-file" and r.get("variant") == "write-zeroes",
     "alloc ext4-write-zeroes": lambda r: r.get("path") == "ext4-write-zeroes",
+    "blockdev/dm-thin pool usage": lambda r: r.get("kind") == "thin_pool",
 }
 for p in ("zero", "provision", "pad", "none"):
     need_seen["blockdev/policy-" + p] = (lambda p: lambda r: r.get("variant") == "policy-" + p)(p)

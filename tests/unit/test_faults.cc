@@ -153,6 +153,28 @@ TEST_F(FaultTest, FailedReadReturnsEio)
 	ExpectClean();
 }
 
+/*
+ * The block layer reports a medium error as -ENODATA, a dead path as
+ * -ENOLINK, an offline device as -ENODEV: to callers each is -EIO
+ * (-ENODATA means "no such attribute" in rawstore's API).
+ */
+TEST_F(FaultTest, DeviceStatusesBecomeEio)
+{
+	Populate();
+	std::string buf(100000, 0);
+	for (int e : { ENODATA, EILSEQ, ENOLINK, EREMOTEIO, ETIMEDOUT, ENODEV, EBUSY }) {
+		rs_debug_fail_io(RS_IO_READ, 1, e, 1);
+		EXPECT_EQ(rawstore_read(st, "c", "a", 1, 0, &buf[0], buf.size()), -EIO)
+			<< strerror(e);
+		rs_debug_fail_io(RS_IO_WRITE, 1, e, 1);
+		EXPECT_EQ(Write("c", "n", 0, pattern(40000, 17)), -EIO) << strerror(e);
+		EXPECT_FALSE(Exists("n"));
+	}
+	rs_debug_fail_io(0, 0, 0, 0);
+	ExpectModel();
+	ExpectClean();
+}
+
 /* A deep fsck whose reads fail reports it instead of passing. */
 TEST_F(FaultTest, FailedReadFailsDeepFsck)
 {
@@ -479,5 +501,47 @@ TEST_F(MetaEnospcTest, FullMetadataFsThenSpaceFreed)
 	}
 	ExpectClean();
 	Put("later", pattern(8000, 31));
+	ExpectModel();
+}
+
+/* Opening a store whose metadata file system is already full. */
+TEST_F(MetaEnospcTest, OpenOnAFullMetadataFs)
+{
+	if (!why.empty())
+		GTEST_SKIP() << "no tmpfs for the metadata: " << why;
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	meta = mnt + "/meta";
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	Populate();
+	std::string upd = pattern(3000, 40); /* leave a deferred record to replay */
+	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1);
+	ASSERT_EQ(Write("c", "a", 2000, upd), 0);
+	model["a"].replace(2000, upd.size(), upd);
+	EXPECT_EQ(rawstore_close(st), -EIO);
+	st = nullptr;
+	std::string filler = mnt + "/filler";
+	ASSERT_GT(fill_fs(filler), 0u);
+	int r = Open();
+	printf("open on a full metadata file system: %s (%s)\n", strerror(-r),
+	       r ? rawstore_errmsg() : "replayed");
+	if (r) {
+		/* refused with the reason, and nothing changed */
+		EXPECT_EQ(r, -ENOSPC) << rawstore_errmsg();
+		st = nullptr;
+	} else {
+		ExpectModel();
+		EXPECT_EQ(rawstore_close(st), 0);
+		st = nullptr;
+	}
+	ASSERT_EQ(unlink(filler.c_str()), 0);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ExpectModel();
+	ExpectClean();
+	Put("later", pattern(8000, 41));
 	ExpectModel();
 }

@@ -4,8 +4,10 @@
 // cloned and overwritten, deferred overwrites, after remove + reclaim, and
 // a randomized mix of all of them against a model.  (Crashes on a marked
 // device: test_crash_paths.cc.)
+#include <atomic>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "marker.h"
 
@@ -228,4 +230,66 @@ TEST_F(IsolationTest, RandomMixAgainstModel)
 	ExpectClean();
 	if (HasFailure())
 		ADD_FAILURE() << "seed " << seed << " (RAWSTORE_TEST_SEED)";
+}
+
+/*
+ * Readers race removes, reuse of the freed units by other objects, and
+ * reclaim: a read of the victim returns its own bytes or -ENOENT, never
+ * another object's bytes, zeros from a punch, or the marker.
+ */
+TEST_F(IsolationTest, ReadersNeverSeeReusedSpace)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const size_t vlen = 256 << 10;
+	const std::string victim = pattern(vlen, 1);
+	std::atomic<bool> stop{ false };
+	std::atomic<uint64_t> reads{ 0 }, hits{ 0 }, bad{ 0 };
+	std::string first_bad;
+	ASSERT_EQ(Write("c", "victim", 0, victim), 0);
+	auto reader = [&] {
+		std::string buf(vlen, 0);
+		while (!stop.load()) {
+			ssize_t r = rawstore_read(st, "c", "victim", 6, 0, &buf[0], vlen);
+			reads++;
+			if (r == -ENOENT)
+				continue;
+			if (r != (ssize_t)vlen || buf != victim) {
+				if (bad++ == 0)
+					first_bad = r < 0 ? std::string(strerror((int)-r))
+							  : find_marker(buf) != std::string::npos
+								    ? "the marker"
+								    : "other bytes";
+			} else {
+				hits++;
+			}
+		}
+	};
+	std::thread r1(reader), r2(reader);
+	const int rounds = 30 * (int)scale();
+	for (int i = 0; i < rounds && !HasFailure(); i++) {
+		struct rawstore_txn *t = T();
+		rawstore_txn_remove(t, "c", "victim", 6);
+		ASSERT_EQ(Submit(t), 0);
+		/* other objects take the freed units */
+		for (int j = 0; j < 4; j++)
+			ASSERT_EQ(Write("c", "f" + std::to_string(j), 0, pattern(vlen / 4, 100 + i)),
+				  0);
+		if (i % 3 == 0) {
+			ASSERT_EQ(rawstore_reclaim(st), 0);
+		}
+		ASSERT_EQ(Write("c", "victim", 0, victim), 0);
+		for (int j = 0; j < 4; j++) {
+			t = T();
+			std::string n = "f" + std::to_string(j);
+			rawstore_txn_remove(t, "c", n.data(), n.size());
+			ASSERT_EQ(Submit(t), 0);
+		}
+	}
+	stop = true;
+	r1.join();
+	r2.join();
+	EXPECT_EQ(bad.load(), 0u) << "first bad read: " << first_bad;
+	EXPECT_GT(hits.load(), 0u);
+	EXPECT_GT(reads.load(), hits.load()) << "no read ever raced a remove";
+	ExpectClean();
 }

@@ -158,7 +158,10 @@ TEST(Records, RocksdbErrorsMapToTheirErrno)
 				 "(create_if_missing is false)"), -ENOENT);
 	EXPECT_EQ(meta_map_error("Invalid argument: /m: exists (error_if_exists is true)"),
 		  -EEXIST);
+	/* a full file system under the metadata is reported as such (issue 13) */
 	EXPECT_EQ(meta_map_error("IO error: No space left on device"), -ENOSPC);
+	EXPECT_EQ(meta_map_error("IO error: While appending to file: /m/000007.log: "
+				 "Input/output error"), -EIO);
 	/* "block" contains "lock": corruption must never read as busy */
 	EXPECT_EQ(meta_map_error("Corruption: bad block contents"), -EUCLEAN);
 }
