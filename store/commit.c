@@ -98,7 +98,12 @@ static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
 {
 	size_t i;
 
-	/* Simulate a power loss: what was not flushed is garbage now. */
+	/* Simulate a power loss: what was not flushed is garbage now (only at
+	 * the power loss itself, the countdown-th time). */
+	if (rs_crash_countdown > 1) {
+		rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
+		return;
+	}
 	for (i = 0; i < allocs->n; i++) {
 		void *buf = rs_alloc_aligned(allocs->v[i].len);
 
@@ -141,12 +146,23 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
 	return ret;
 }
 
+/*
+ * Give back a failed transaction's allocations once its queued writes are
+ * done; a write error is kept in @wq_err (the group must not commit).
+ */
+static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs, int *wq_err)
+{
+	if (allocs->n)
+		*wq_err |= dev_wq_wait(st->dev);
+	space_unalloc(st, allocs->v, allocs->n);
+}
+
 static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
 {
 	struct rs_txn_ctx g = { 0 };
 	size_t n_done = 0;
 	unsigned int i, ok = 0;
-	int ret = 0, err;
+	int ret = 0, err, wq_err = 0;
 
 	rocksdb_writebatch_wi_clear(st->wb);
 	for (i = 0; i < n; i++) {
@@ -172,7 +188,9 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			/* What was copied into the group before the failure goes too. */
 			g.allocs.n = na;
 			g.frees.n = nf;
-			space_unalloc(st, c.allocs.v, c.allocs.n);
+			/* Its writes finish before its units can be allocated again;
+			 * a write error fails the group below. */
+			unalloc_after(st, &c.allocs, &wq_err);
 			deferred_truncate(st, dq_mark);
 			if (rs_fail_check(RS_FAIL_ROLLBACK))
 				err = strdup("injected failure");
@@ -195,7 +213,16 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	}
 	if (!ok)
 		goto out_complete;
-	ret = 0;
+	/* Every transaction's writes are in flight: wait for all of them. */
+	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
+	ret = dev_wq_wait(st->dev);
+	if (ret || wq_err) {
+		/* The store stays usable: nothing of the group is committed. */
+		ret = rs_err(st, ret ? ret : wq_err, "data write failed; commit group of %u "
+			     "transactions not committed", n);
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		goto out_fail_ok;
+	}
 	if (st->failed) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
 		ret = st->failed;
@@ -258,6 +285,8 @@ out_fail_ok:
 			txn_fail(ts[i], ret);
 
 out_complete:
+	/* No transaction completes with its data still being written. */
+	dev_wq_wait(st->dev);
 	deferred_truncate(st, 0);
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);

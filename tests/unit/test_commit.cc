@@ -61,6 +61,7 @@ protected:
 	void TearDown() override
 	{
 		rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+		rs_debug_fail_io(0, 0, 0, 0);
 		StoreTest::TearDown();
 	}
 	/* Submit @ts asynchronously as one commit group; wait for all. */
@@ -190,6 +191,95 @@ TEST_F(CommitTest, ErrmsgReachesTheSubmitter)
 			     nullptr),
 		  -EOPNOTSUPP);
 	EXPECT_EQ(std::string(rawstore_errmsg()), "job says no");
+}
+
+/* A data write fails: its whole group fails, the store stays usable. */
+TEST_F(CommitTest, DataWriteErrorFailsTheGroup)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string k = pattern(20000, 1);
+	ASSERT_EQ(Write("c", "keep", 0, k), 0);
+	struct rawstore_txn *a = T(), *b = T();
+	std::string x = pattern(65536, 2), y = pattern(65536, 3);
+	rawstore_txn_write(a, "c", "x", 1, 0, x.data(), x.size());
+	rawstore_txn_write(b, "c", "y", 1, 0, y.data(), y.size());
+	rawstore_txn_remove(b, "c", "keep", 4);
+	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1);
+	Done d;
+	OneGroup({ a, b }, d);
+	EXPECT_EQ(d.result[0], -EIO);
+	EXPECT_EQ(d.result[1], -EIO);
+	EXPECT_NE(d.msg[0].find("data write"), std::string::npos) << d.msg[0];
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "x", 1, &s), -ENOENT);
+	EXPECT_EQ(rawstore_stat(st, "c", "y", 1, &s), -ENOENT);
+	EXPECT_TRUE(Read("c", "keep", 0, 30000) == k);
+	ExpectClean();
+	/* Not sticky: the same transactions go through now. */
+	EXPECT_EQ(rawstore_submit(st, a), 0);
+	EXPECT_EQ(rawstore_submit(st, b), 0);
+	rawstore_txn_free(a);
+	rawstore_txn_free(b);
+	EXPECT_TRUE(Read("c", "x", 0, 70000) == x);
+	EXPECT_TRUE(Read("c", "y", 0, 70000) == y);
+	EXPECT_EQ(rawstore_stat(st, "c", "keep", 4, &s), -ENOENT);
+	ExpectClean();
+}
+
+/*
+ * Later transactions of a group read units whose writes by earlier ones
+ * are still in flight (read-modify-write of a partial unit, in place or
+ * redirected, and of a clone's shared units): they see the new data.
+ */
+TEST_F(CommitTest, GroupReadsItsOwnWritesInFlight)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	for (int round = 0; round < 2; round++) {
+		if (round == 1) { /* no deferred overwrites: every RMW redirects */
+			oo.deferred_max = 0;
+			Reopen();
+		}
+		std::string A = "a" + std::to_string(round), B = "b" + std::to_string(round);
+		std::string a = pattern(10000, 1), p2 = pattern(100, 2), p3 = pattern(50, 3);
+		std::string p4 = pattern(10, 4), p5 = pattern(3000, 5);
+		std::vector<struct rawstore_txn *> ts;
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 0, a.data(), a.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 9000, p2.data(), p2.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_clone(t, "c", A.data(), A.size(), B.data(), B.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", B.data(), B.size(), 100, p3.data(), p3.size());
+		rawstore_txn_write(t, "c", A.data(), A.size(), 12000, p4.data(), p4.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 5000, p5.data(), p5.size());
+		ts.push_back(t);
+		Done d;
+		OneGroup(ts, d);
+		for (size_t i = 0; i < ts.size(); i++) {
+			EXPECT_EQ(d.result[i], 0) << "txn " << i << ": " << d.msg[i];
+			rawstore_txn_free(ts[i]);
+		}
+		std::string wa = a, wb;
+		wa.replace(9000, 100, p2);
+		wb = wa;
+		wb.replace(100, 50, p3);
+		wa.resize(12000, 0);
+		wa += p4;
+		wa.replace(5000, 3000, p5);
+		EXPECT_TRUE(Read("c", A, 0, 20000) == wa) << "round " << round;
+		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
+		Reopen();
+		EXPECT_TRUE(Read("c", A, 0, 20000) == wa) << "round " << round;
+		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
+		ExpectClean();
+	}
 }
 
 } // namespace
