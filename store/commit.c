@@ -24,6 +24,7 @@ int commit_start(struct rawstore *st)
 {
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
+	pthread_cond_init(&st->qroom, NULL);
 	return -pthread_create(&st->worker, NULL, worker_main, st);
 }
 
@@ -32,6 +33,7 @@ void commit_stop(struct rawstore *st)
 	pthread_mutex_lock(&st->qlock);
 	st->stopping = true;
 	pthread_cond_broadcast(&st->qcond);
+	pthread_cond_broadcast(&st->qroom);
 	pthread_mutex_unlock(&st->qlock);
 	pthread_join(st->worker, NULL);
 }
@@ -41,11 +43,22 @@ bool commit_on_thread(struct rawstore *st)
 	return pthread_equal(pthread_self(), st->worker);
 }
 
-static void complete(struct rawstore_txn *t, int result)
+/* Give back @t's room in the queue (it completes now). */
+static void queue_release(struct rawstore *st, const struct rawstore_txn *t)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->q_txns--;
+	st->q_bytes -= t->q_bytes;
+	pthread_cond_broadcast(&st->qroom);
+	pthread_mutex_unlock(&st->qlock);
+}
+
+static void complete(struct rawstore *st, struct rawstore_txn *t, int result)
 {
 	rawstore_txn_cb cb = t->cb;
 	void *arg = t->cb_arg;
 
+	queue_release(st, t);
 	t->result = result;
 	/* The callback (on this thread) sees the message in rawstore_errmsg(). */
 	if (result)
@@ -157,6 +170,22 @@ static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs, in
 	space_unalloc(st, allocs->v, allocs->n);
 }
 
+/* Take queued transactions (not jobs) into @ts, at most @max; how many. */
+static unsigned int take_queued(struct rawstore *st, struct rawstore_txn **ts, unsigned int max)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&st->qlock);
+	while (st->qhead && !st->qhead->job && n < max) {
+		ts[n++] = st->qhead;
+		st->qhead = st->qhead->next;
+	}
+	if (!st->qhead)
+		st->qtail = NULL;
+	pthread_mutex_unlock(&st->qlock);
+	return n;
+}
+
 static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
 {
 	struct rs_txn_ctx g = { 0 };
@@ -165,10 +194,17 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	int ret = 0, err, wq_err = 0;
 
 	rocksdb_writebatch_wi_clear(st->wb);
-	for (i = 0; i < n; i++) {
+	for (i = 0;; i++) {
 		struct rs_txn_ctx c = { 0 };
 		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
 		char *err = NULL;
+
+		/* Those that arrived while the group's writes were being queued
+		 * join it (their writes overlap the others'). */
+		if (i == n)
+			n += take_queued(st, ts + n, st->opts.max_group - n);
+		if (i == n)
+			break;
 
 		ts[i]->errmsg[0] = 0;
 		if (st->failed) {
@@ -292,7 +328,7 @@ out_complete:
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);
 	for (i = 0; i < n; i++)
-		complete(ts[i], ts[i]->result);
+		complete(st, ts[i], ts[i]->result);
 }
 
 static void *worker_main(void *arg)
@@ -302,8 +338,6 @@ static void *worker_main(void *arg)
 
 	ts = calloc(st->opts.max_group, sizeof(*ts));
 	for (;;) {
-		unsigned int n = 0;
-
 		pthread_mutex_lock(&st->qlock);
 		while (!st->qhead && !st->stopping)
 			pthread_cond_wait(&st->qcond, &st->qlock);
@@ -323,27 +357,33 @@ static void *worker_main(void *arg)
 			t->result = t->job ? t->job(st, t->job_arg) : -ENOMEM;
 			if (t->result)
 				txn_fail(t, t->result);
-			complete(t, t->result);
+			complete(st, t, t->result);
 			continue;
 		}
-		while (st->qhead && !st->qhead->job && n < st->opts.max_group) {
-			ts[n++] = st->qhead;
-			st->qhead = st->qhead->next;
-		}
-		if (!st->qhead)
-			st->qtail = NULL;
 		pthread_mutex_unlock(&st->qlock);
-		commit_group(st, ts, n);
+		commit_group(st, ts, 0);
 	}
 	free(ts);
 	return NULL;
 }
 
-int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
-			  void *arg)
+/* Room for @bytes more in the queue?  (Call with qlock.) */
+static bool queue_room(const struct rawstore *st, uint64_t bytes)
 {
-	if (!st || !t)
-		return -EINVAL;
+	if (!st->q_txns)
+		return true;
+	if (st->opts.max_queued_txns && st->q_txns >= st->opts.max_queued_txns)
+		return false;
+	return !st->opts.max_queued_bytes || st->q_bytes + bytes <= st->opts.max_queued_bytes;
+}
+
+/* Queue @t; @wait: wait for room even with submit_nonblock. */
+static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb, void *arg,
+		  bool wait)
+{
+	/* The commit thread (a callback) never waits: it is what makes room. */
+	bool on_thread = commit_on_thread(st);
+
 	if (st->opts.read_only && !t->job)
 		return rs_err(st, -EROFS, "submit: the store is open read-only");
 	if (__atomic_exchange_n(&t->in_flight, true, __ATOMIC_ACQ_REL))
@@ -353,11 +393,22 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 	t->next = NULL;
 	t->failed_op = -1;
 	pthread_mutex_lock(&st->qlock);
+	while (!st->stopping && !on_thread && !queue_room(st, t->bytes)) {
+		if (!wait && st->opts.submit_nonblock) {
+			pthread_mutex_unlock(&st->qlock);
+			__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
+			return -EAGAIN;
+		}
+		pthread_cond_wait(&st->qroom, &st->qlock);
+	}
 	if (st->stopping) {
 		pthread_mutex_unlock(&st->qlock);
-		t->in_flight = false;
+		__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
 		return -ESHUTDOWN;
 	}
+	t->q_bytes = t->bytes;
+	st->q_txns++;
+	st->q_bytes += t->q_bytes;
 	if (st->qtail)
 		st->qtail->next = t;
 	else
@@ -366,6 +417,14 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 	pthread_cond_signal(&st->qcond);
 	pthread_mutex_unlock(&st->qlock);
 	return 0;
+}
+
+int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
+			  void *arg)
+{
+	if (!st || !t)
+		return -EINVAL;
+	return submit(st, t, cb, arg, false);
 }
 
 struct waiter {
@@ -395,7 +454,9 @@ int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
 	/* From a completion callback this would wait for itself. */
 	if (st && pthread_equal(pthread_self(), st->worker))
 		return -EDEADLK;
-	ret = rawstore_submit_async(st, t, wake, &w);
+	if (!st || !t)
+		return -EINVAL;
+	ret = submit(st, t, wake, &w, true);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&w.lock);

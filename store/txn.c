@@ -73,6 +73,7 @@ void rawstore_txn_reset(struct rawstore_txn *t)
 	for (i = 0; i < t->n; i++)
 		op_free(&t->ops[i]);
 	t->n = 0;
+	t->bytes = 0;
 	t->failed_op = -1;
 }
 
@@ -181,6 +182,8 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		return ret;
 	}
 	t->ops[t->n++] = op;
+	if (op.type == OP_WRITE)
+		t->bytes += op.dlen;
 	return 0;
 }
 

@@ -29,11 +29,14 @@
  *   Reads (object.h) and the statistics calls run in the caller's thread,
  *   in parallel with each other and with the commit thread's work (they
  *   wait only while a group's metadata commits).  Transactions are applied
- *   by one commit thread per store, in submission order; it takes every
- *   queued transaction (up to max_group) and commits the group with one
- *   device flush and one synced RocksDB write, so many transactions in
- *   flight (rawstore_submit_async(), or rawstore_submit() from many
- *   threads) cost few flushes each.  Completion callbacks run on the commit
+ *   by one commit thread per store, in submission order; it submits each
+ *   one's data writes without waiting, takes every queued transaction (up
+ *   to max_group) and commits the group with one device flush and one
+ *   synced RocksDB write, so many transactions in flight
+ *   (rawstore_submit_async(), or rawstore_submit() from many threads) cost
+ *   few flushes each and their writes overlap.  The queue is bounded
+ *   (back-pressure: max_queued_txns, max_queued_bytes, submit_nonblock in
+ *   rawstore_open_opts).  Completion callbacks run on the commit
  *   thread: keep them short; rawstore_submit_async() and reads are allowed
  *   there, rawstore_submit(), rawstore_fsck(), rawstore_reclaim() and
  *   rawstore_close() return -EDEADLK.  fork(): do not use a handle in a
@@ -44,7 +47,8 @@
  *   is durable); reads (device I/O, and the commit lock above);
  *   rawstore_fsck and rawstore_reclaim (they run on the commit thread and
  *   wait their turn; transactions wait for them).  rawstore_submit_async()
- *   only queues; transaction builders do no I/O.
+ *   only queues (it waits for room when the queue is full, unless
+ *   submit_nonblock); transaction builders do no I/O.
  *
  * Durability.  When rawstore_submit() returns 0 (or the async callback is
  *   called with 0) the transaction is on stable storage; a crash at any

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "helpers.h"
 
@@ -280,6 +281,113 @@ TEST_F(CommitTest, GroupReadsItsOwnWritesInFlight)
 		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
 		ExpectClean();
 	}
+}
+
+/* Hold the commit thread in a callback; returns once it is held. */
+static void HoldCommitThread(struct rawstore *st, struct rawstore_txn *gt, Gate &g)
+{
+	rawstore_txn_touch(gt, "c", "gate", 4);
+	ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
+	std::unique_lock<std::mutex> l(g.m);
+	g.cv.wait(l, [&g] { return g.entered; });
+}
+
+static void Release(Gate &g)
+{
+	std::lock_guard<std::mutex> l(g.m);
+	g.open = true;
+	g.cv.notify_all();
+}
+
+static void count_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	if (!result)
+		(*static_cast<std::atomic<int> *>(arg))++;
+	rawstore_txn_free(t);
+}
+
+/* Back-pressure: the queue is bounded in transactions and bytes. */
+TEST_F(CommitTest, BoundedQueueNonblocking)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	oo.max_queued_txns = 3;
+	oo.max_queued_bytes = 100000;
+	oo.submit_nonblock = 1;
+	Reopen();
+	Gate g;
+	HoldCommitThread(st, T(), g);
+	std::atomic<int> done{ 0 };
+	std::string d = pattern(60000, 1);
+	auto W = [&](const char *n) {
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "c", n, strlen(n), 0, d.data(), d.size());
+		return t;
+	};
+	auto Touch = [&](const char *n) {
+		struct rawstore_txn *t = T();
+		rawstore_txn_touch(t, "c", n, strlen(n));
+		return t;
+	};
+	struct rawstore_txn *t1 = W("w1"), *t2 = W("w2"), *t3 = Touch("t3"), *t4 = Touch("t4"),
+			    *t5 = Touch("t5");
+	EXPECT_EQ(rawstore_submit_async(st, t1, count_cb, &done), 0);
+	/* 120000 bytes > 100000: full by bytes */
+	EXPECT_EQ(rawstore_submit_async(st, t2, count_cb, &done), -EAGAIN);
+	EXPECT_EQ(rawstore_submit_async(st, t3, count_cb, &done), 0);
+	EXPECT_EQ(rawstore_submit_async(st, t4, count_cb, &done), 0);
+	/* three in flight: full by count */
+	EXPECT_EQ(rawstore_submit_async(st, t5, count_cb, &done), -EAGAIN);
+	/* a blocking submit waits for room, not fails */
+	std::atomic<bool> returned{ false };
+	std::thread sync([&] {
+		struct rawstore_txn *t = Touch("sync");
+		EXPECT_EQ(rawstore_submit(st, t), 0);
+		rawstore_txn_free(t);
+		returned = true;
+	});
+	usleep(200000);
+	EXPECT_FALSE(returned.load());
+	Release(g);
+	sync.join();
+	EXPECT_TRUE(returned.load());
+	while (done < 3)
+		usleep(1000);
+	/* refused ones were not queued and can be submitted now */
+	EXPECT_EQ(rawstore_submit(st, t2), 0);
+	EXPECT_EQ(rawstore_submit(st, t5), 0);
+	rawstore_txn_free(t2);
+	rawstore_txn_free(t5);
+	EXPECT_TRUE(Read("c", "w2", 0, 70000) == d);
+	EXPECT_EQ(Size("c", "t5"), 0u);
+	ExpectClean();
+}
+
+/* Without submit_nonblock, an async submit waits for room. */
+TEST_F(CommitTest, BoundedQueueBlocking)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	oo.max_queued_txns = 2;
+	Reopen();
+	Gate g;
+	HoldCommitThread(st, T(), g);
+	std::atomic<int> done{ 0 };
+	std::atomic<int> submitted{ 0 };
+	std::thread sub([&] {
+		for (int i = 0; i < 6; i++) {
+			struct rawstore_txn *t = T();
+			std::string n = "o" + std::to_string(i);
+			rawstore_txn_touch(t, "c", n.data(), n.size());
+			EXPECT_EQ(rawstore_submit_async(st, t, count_cb, &done), 0);
+			submitted++;
+		}
+	});
+	usleep(200000);
+	EXPECT_EQ(submitted.load(), 2);
+	Release(g);
+	sub.join();
+	while (done < 6)
+		usleep(1000);
+	EXPECT_EQ(Statfs().objects, 7u);
 }
 
 } // namespace
