@@ -31,7 +31,8 @@
 
 enum dev_engine { ENG_URING, ENG_AIO };
 
-#define DEV_RINGS 8			/* rings for synchronous batches */
+#define DEV_RINGS 32			/* rings for synchronous batches, set up on
+					 * first use (a thread each, mostly) */
 
 struct rs_ring {
 	pthread_mutex_t lock;		/* one batch at a time per ring */
@@ -180,8 +181,7 @@ static int ring_init(struct rs_dev *d, struct rs_ring *r)
 			return rs_err(d->st, -ENODEV, "libaio io_setup failed: %s",
 				      strerror(-ret));
 	}
-	pthread_mutex_init(&r->lock, NULL);
-	r->ready = true;
+	__atomic_store_n(&r->ready, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -193,7 +193,6 @@ static void ring_exit(struct rs_dev *d, struct rs_ring *r)
 		io_uring_queue_exit(&r->ring);
 	else
 		io_destroy(r->aio);
-	pthread_mutex_destroy(&r->lock);
 	r->ready = false;
 }
 
@@ -201,8 +200,10 @@ static void rings_exit(struct rs_dev *d)
 {
 	unsigned int i;
 
-	for (i = 0; i < DEV_RINGS; i++)
+	for (i = 0; i < DEV_RINGS; i++) {
 		ring_exit(d, &d->rings[i]);
+		pthread_mutex_destroy(&d->rings[i].lock);
+	}
 	ring_exit(d, &d->wq.r);
 	free(d->wq.slots);
 	free(d->wq.free);
@@ -214,11 +215,12 @@ static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
 	int ret;
 
 	d->engine = ENG_AIO;
+	for (i = 0; i < DEV_RINGS; i++)
+		pthread_mutex_init(&d->rings[i].lock, NULL);
 	if (want != RAWSTORE_ENGINE_LIBAIO) {
 		ret = no_uring ? -ENOSYS : io_uring_queue_init(d->qd, &d->rings[0].ring, 0);
 		if (!ret) {
 			d->engine = ENG_URING;
-			pthread_mutex_init(&d->rings[0].lock, NULL);
 			d->rings[0].ready = true;
 		} else if (want == RAWSTORE_ENGINE_IO_URING) {
 			return rs_err(d->st, -ENODEV, "io_uring setup failed: %s",
@@ -229,9 +231,8 @@ static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
 			       strerror(-ret));
 		}
 	}
-	for (i = 0, ret = 0; i < DEV_RINGS && !ret; i++)
-		if (!d->rings[i].ready)
-			ret = ring_init(d, &d->rings[i]);
+	/* ring 0 always, the others on first use (ring_get) */
+	ret = d->rings[0].ready ? 0 : ring_init(d, &d->rings[0]);
 	if (!ret)
 		ret = ring_init(d, &d->wq.r);
 	if (!ret) {
@@ -473,26 +474,44 @@ static int aio_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios, un
 	return ret;
 }
 
+/* Set up locked ring @r if it is not yet; false if that failed (unlocked). */
+static bool ring_ready(struct rs_dev *d, struct rs_ring *r)
+{
+	if (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) || !ring_init(d, r))
+		return true;
+	pthread_mutex_unlock(&r->lock);
+	return false;
+}
+
 /*
- * Take a ring of the pool, locked: this thread's own if free, else any free
- * one, else wait for this thread's own.
+ * Take a ring of the pool, locked: this thread's own if free (set up on
+ * first use), else any free one that is set up, else wait for its own.
+ * Ring 0 is the fallback if a ring cannot be set up.
  */
 static struct rs_ring *ring_get(struct rs_dev *d)
 {
 	static unsigned int next;
 	static __thread unsigned int mine = UINT32_MAX;
+	struct rs_ring *own;
 	unsigned int i;
 
 	if (mine == UINT32_MAX)
 		mine = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < DEV_RINGS; i++) {
+	own = &d->rings[mine % DEV_RINGS];
+	if (!pthread_mutex_trylock(&own->lock) && ring_ready(d, own))
+		return own;
+	for (i = 1; i < DEV_RINGS; i++) {
 		struct rs_ring *r = &d->rings[(mine + i) % DEV_RINGS];
 
-		if (!pthread_mutex_trylock(&r->lock))
+		if (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) &&
+		    !pthread_mutex_trylock(&r->lock))
 			return r;
 	}
-	pthread_mutex_lock(&d->rings[mine % DEV_RINGS].lock);
-	return &d->rings[mine % DEV_RINGS];
+	pthread_mutex_lock(&own->lock);
+	if (ring_ready(d, own))
+		return own;
+	pthread_mutex_lock(&d->rings[0].lock);
+	return &d->rings[0];
 }
 
 static void count_io(struct rs_dev *d, const struct rs_io *io)
