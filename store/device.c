@@ -738,6 +738,7 @@ void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
 {
 	struct rs_wq *q = &d->wq;
 	unsigned int i;
+	int ret;
 
 	while (q->inflight && !q->r.broken) {
 		for (i = 0; i < d->qd; i++) {
@@ -748,9 +749,9 @@ void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
 		}
 		if (i == d->qd)
 			return;
-		i = (unsigned int)wq_reap(d);
-		if (i)
-			wq_broken(d, (int)i);
+		ret = wq_reap(d);
+		if (ret)
+			wq_broken(d, ret);
 	}
 }
 

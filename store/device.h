@@ -60,9 +60,10 @@ int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
  * The write queue of the commit thread (one thread only): submit @n
  * writes and return without waiting.  @owned (may be NULL) is a buffer
  * of @owned_len bytes (from rs_iobuf_alloc) holding the data of all @n
- * writes that is freed once the last of them completed (also on error); without it the caller keeps the data alive
- * until dev_wq_wait().  A full queue is reaped first.  Errors of writes
- * are reported by dev_wq_wait(); 0 or -errno (nothing more queued).
+ * writes; it is freed once the last of them completed (also on error).
+ * Without it the caller keeps the data alive until dev_wq_wait().  A full
+ * queue is reaped first.  Errors of writes are reported by dev_wq_wait();
+ * returns 0 or -errno (nothing more queued).
  */
 int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void *owned,
 		 size_t owned_len);
