@@ -159,15 +159,38 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
 	return ret;
 }
 
-/*
- * Give back a failed transaction's allocations once its queued writes are
- * done; a write error is kept in @wq_err (the group must not commit).
- */
-static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs, int *wq_err)
+/* Give back a failed transaction's allocations once its queued writes are
+ * done (their errors do not matter: it failed). */
+static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
 {
 	if (allocs->n)
-		*wq_err |= dev_wq_wait(st->dev);
+		dev_wq_wait(st->dev);
 	space_unalloc(st, allocs->v, allocs->n);
+}
+
+/*
+ * After a data write error: fail the transactions whose writes failed.
+ * Returns how many; 0 if the error cannot be pinned on one (then the whole
+ * group fails).
+ */
+static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn **ts,
+				      unsigned int n)
+{
+	unsigned int i, failed = 0;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (ts[i]->result)
+			continue;
+		err = dev_wq_tag_err(st->dev, i);
+		if (!err)
+			continue;
+		rs_err(st, err, "data write of transaction failed: %s", strerror(-err));
+		txn_fail(ts[i], err);
+		PERF_ADD(st, txns_failed, 1);
+		failed++;
+	}
+	return failed;
 }
 
 /* Take queued transactions (not jobs) into @ts, at most @max; how many. */
@@ -190,10 +213,12 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 {
 	struct rs_txn_ctx g = { 0 };
 	size_t n_done = 0;
-	unsigned int i, ok = 0;
-	int ret = 0, err, wq_err = 0;
+	unsigned int i, ok = 0, pass = 0;
+	int ret = 0, err;
 
+again:
 	rocksdb_writebatch_wi_clear(st->wb);
+	dev_wq_reset(st->dev);
 	for (i = 0;; i++) {
 		struct rs_txn_ctx c = { 0 };
 		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
@@ -201,11 +226,14 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 
 		/* Those that arrived while the group's writes were being queued
 		 * join it (their writes overlap the others'). */
-		if (i == n)
+		if (i == n && !pass)
 			n += take_queued(st, ts + n, st->opts.max_group - n);
 		if (i == n)
 			break;
-
+		/* Again after a write error: those that failed stay failed. */
+		if (pass && ts[i]->result)
+			continue;
+		dev_wq_tag(st->dev, i);
 		ts[i]->errmsg[0] = 0;
 		if (st->failed) {
 			ts[i]->result = st->failed;
@@ -224,9 +252,8 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			/* What was copied into the group before the failure goes too. */
 			g.allocs.n = na;
 			g.frees.n = nf;
-			/* Its writes finish before its units can be allocated again;
-			 * a write error fails the group below. */
-			unalloc_after(st, &c.allocs, &wq_err);
+			/* Its writes finish before its units can be allocated again. */
+			unalloc_after(st, &c.allocs);
 			deferred_truncate(st, dq_mark);
 			if (rs_fail_check(RS_FAIL_ROLLBACK))
 				err = strdup("injected failure");
@@ -252,10 +279,25 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	/* Every transaction's writes are in flight: wait for all of them. */
 	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
 	ret = dev_wq_wait(st->dev);
-	if (ret || wq_err) {
+	if (ret && !st->failed && pass < n && fail_write_errors(st, ts, n)) {
+		/*
+		 * A transaction's data write failed.  Its metadata is in the
+		 * batch under the later ones', so apply the group again
+		 * without it (the others' data is written again, elsewhere).
+		 */
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		deferred_truncate(st, 0);
+		pext_vec_free(&g.allocs);
+		pext_vec_free(&g.frees);
+		memset(&g, 0, sizeof(g));
+		ok = 0;
+		pass++;
+		goto again;
+	}
+	if (ret) {
 		/* The store stays usable: nothing of the group is committed. */
-		ret = rs_err(st, ret ? ret : wq_err, "data write failed; commit group of %u "
-			     "transactions not committed", n);
+		ret = rs_err(st, ret, "data write failed; commit group of %u transactions not "
+			     "committed", n);
 		space_unalloc(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}

@@ -47,8 +47,11 @@ struct wq_slot {
 	struct rs_io io;
 	struct iocb cb;			/* libaio */
 	struct rs_wbuf *owner;		/* freed when its last write completes */
+	unsigned int tag;		/* dev_wq_tag() when queued */
 	bool busy;
 };
+
+#define WQ_FAILED_MAX 16
 
 struct rs_wbuf {
 	void *buf;
@@ -62,7 +65,14 @@ struct rs_wq {
 	struct wq_slot *slots;
 	unsigned int *free, n_free;
 	unsigned int inflight;
-	int err;			/* first error since dev_wq_wait */
+	unsigned int tag;		/* for the next writes */
+	int err;			/* first error since dev_wq_reset */
+	struct {
+		unsigned int tag;
+		int err;
+	} failed[WQ_FAILED_MAX];	/* errors by tag, since dev_wq_reset */
+	unsigned int n_failed;
+	bool failed_overflow;		/* more than that: every tag failed */
 };
 
 struct rs_dev {
@@ -574,10 +584,23 @@ static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 		ret = finish_short(d, &s->io, (size_t)res);
 	/* test hook (debug.h): an injected fault as the write completes */
 	ret = rs_fault_io(RS_IO_WRITE, ret, &s->io, 1);
-	if (ret && !q->err) {
-		q->err = ret;
-		rs_err(d->st, ret, "data write of %zu bytes at device offset %llu failed",
-		       s->io.len, (unsigned long long)s->io.off);
+	if (ret) {
+		unsigned int i;
+
+		if (!q->err) {
+			q->err = ret;
+			rs_err(d->st, ret, "data write of %zu bytes at device offset %llu failed",
+			       s->io.len, (unsigned long long)s->io.off);
+		}
+		for (i = 0; i < q->n_failed && q->failed[i].tag != s->tag; i++)
+			;
+		if (i == q->n_failed && i < WQ_FAILED_MAX) {
+			q->failed[i].tag = s->tag;
+			q->failed[i].err = ret;
+			q->n_failed++;
+		} else if (i == WQ_FAILED_MAX) {
+			q->failed_overflow = true;
+		}
 	}
 	if (s->owner && !--s->owner->refs) {
 		rs_iobuf_free(s->owner->buf, s->owner->len);
@@ -711,7 +734,8 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 		if (ret)
 			break;
 		slot = q->free[--q->n_free];
-		q->slots[slot] = (struct wq_slot){ .io = ios[i], .owner = w, .busy = true };
+		q->slots[slot] = (struct wq_slot){ .io = ios[i], .owner = w, .tag = q->tag,
+						   .busy = true };
 		count_io(d, &ios[i]);
 		ret = wq_submit_one(d, slot);
 		if (ret) {
@@ -765,9 +789,36 @@ int dev_wq_wait(struct rs_dev *d)
 		if (ret)
 			wq_broken(d, ret);
 	}
-	ret = q->err;
+	return q->err;
+}
+
+void dev_wq_tag(struct rs_dev *d, unsigned int tag)
+{
+	d->wq.tag = tag;
+}
+
+int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag)
+{
+	const struct rs_wq *q = &d->wq;
+	unsigned int i;
+
+	if (q->failed_overflow || q->r.broken)
+		return q->err;
+	for (i = 0; i < q->n_failed; i++)
+		if (q->failed[i].tag == tag)
+			return q->failed[i].err;
+	return 0;
+}
+
+void dev_wq_reset(struct rs_dev *d)
+{
+	struct rs_wq *q = &d->wq;
+
+	dev_wq_wait(d);
 	q->err = 0;
-	return ret;
+	q->n_failed = 0;
+	q->failed_overflow = false;
+	q->tag = 0;
 }
 
 unsigned int dev_wq_inflight(const struct rs_dev *d)

@@ -69,8 +69,14 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 		 size_t owned_len);
 /* Wait for the queued writes that overlap [off, off+len). */
 void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len);
-/* Wait for every queued write; the first error since the last call, or 0. */
+/* Wait for every queued write; the first error since dev_wq_reset(), or 0. */
 int dev_wq_wait(struct rs_dev *d);
+/* Writes queued from now on carry @tag (a transaction of the group). */
+void dev_wq_tag(struct rs_dev *d, unsigned int tag);
+/* The error of a write carrying @tag since dev_wq_reset(), or 0. */
+int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag);
+/* Wait for every queued write and forget their errors. */
+void dev_wq_reset(struct rs_dev *d);
 unsigned int dev_wq_inflight(const struct rs_dev *d);
 /* Flush the volatile write cache; returns 1 if skipped (write-through). */
 int dev_flush(struct rs_dev *d);
