@@ -359,6 +359,38 @@ static int bench_overwrite(struct rawstore *st, const struct cfg *c, uint64_t si
 	return ret;
 }
 
+struct reader {
+	struct rawstore *st;
+	uint64_t size, objects, obj_size, seed, n;
+	uint64_t *lat;
+	int ret;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	char *buf = malloc(rd->size);
+	uint64_t i;
+
+	if (!buf)
+		rd->ret = -ENOMEM;
+	for (i = 0; i < rd->n && !rd->ret; i++) {
+		char name[64];
+		uint64_t o = rnd(&rd->seed) % rd->objects;
+		uint64_t off = (rnd(&rd->seed) % (rd->obj_size / rd->size)) * rd->size;
+		uint64_t s = now_ns();
+		ssize_t n;
+
+		obj_name(name, sizeof(name), "rd-", o);
+		n = rawstore_read(rd->st, "bench", name, strlen(name), off, buf, rd->size);
+		rd->lat[i] = now_ns() - s;
+		if (n != (ssize_t)rd->size)
+			rd->ret = n < 0 ? (int)n : -EIO;
+	}
+	free(buf);
+	return NULL;
+}
+
 static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, uint64_t count)
 {
 	struct result r = { .name = "read", .size = size, .ops = count, .bytes = size * count };
@@ -382,7 +414,31 @@ static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, u
 		ret = run_txns(st, &c1, objects, fill_create, &w, &setup);
 	c0 = cpu_ns();
 	t0 = now_ns();
-	for (i = 0; i < count && !ret; i++) {
+	if (!ret && c->threads > 1) {
+		/* --threads: that many threads each read count / threads */
+		unsigned int k, nt = c->threads;
+		pthread_t *tid = calloc(nt, sizeof(*tid));
+		struct reader *rd = calloc(nt, sizeof(*rd));
+
+		if (!tid || !rd)
+			ret = -ENOMEM;
+		for (k = 0; !ret && k < nt; k++) {
+			rd[k] = (struct reader){ st, size, objects, obj_size, 3 + k, count / nt,
+						 r.lat + k * (count / nt), 0 };
+			pthread_create(&tid[k], NULL, reader_main, &rd[k]);
+		}
+		for (k = 0; !ret && k < nt; k++) {
+			pthread_join(tid[k], NULL);
+			if (rd[k].ret && !ret)
+				ret = rd[k].ret;
+		}
+		r.ops = count / nt * nt;
+		r.bytes = r.ops * size;
+		free(tid);
+		free(rd);
+		i = r.ops;
+	}
+	for (i = 0; i < count && !ret && c->threads <= 1; i++) {
 		char name[64];
 		uint64_t o = rnd(&seed) % objects, off = (rnd(&seed) % (obj_size / size)) * size;
 		uint64_t s = now_ns();
@@ -396,7 +452,8 @@ static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, u
 	}
 	r.ns = now_ns() - t0;
 	r.cpu_ns = cpu_ns() - c0;
-	r.qd = 1;	/* reads run in the caller's thread, one at a time */
+	/* reads run in the callers' threads, one at a time each */
+	r.qd = c->threads > 1 ? c->threads : 1;
 	if (!ret) {
 		report(c, &r);
 		ret = remove_objects(st, "rd-", objects);
@@ -596,6 +653,7 @@ static void usage(FILE *f)
 		"  --dev-size SIZE        size of the temporary device (default 4g)\n"
 		"  --count N              operations per workload (default 1000)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
+		"  --threads N            read: N threads read at once (default 1)\n"
 		"  --objects N            4 MiB objects for overwrite/read (default 64)\n"
 		"  --min-alloc N --inline-max N  mkfs options (default 4096 / 4096)\n"
 		"  --backend rawstore|files  files: one file per object in the directory\n"
@@ -742,6 +800,7 @@ int main(int argc, char **argv)
 		{ "space-policy", required_argument, 0, 'p' },
 		{ "thin-pool", required_argument, 0, 'T' },
 		{ "prealloc-policy", required_argument, 0, 'P' },
+		{ "threads", required_argument, 0, 'r' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -806,6 +865,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			c.prealloc_policy = optarg;
+			break;
+		case 'r':
+			c.threads = (unsigned int)atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);

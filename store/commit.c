@@ -24,6 +24,7 @@ int commit_start(struct rawstore *st)
 {
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
+	pthread_cond_init(&st->qroom, NULL);
 	return -pthread_create(&st->worker, NULL, worker_main, st);
 }
 
@@ -32,6 +33,7 @@ void commit_stop(struct rawstore *st)
 	pthread_mutex_lock(&st->qlock);
 	st->stopping = true;
 	pthread_cond_broadcast(&st->qcond);
+	pthread_cond_broadcast(&st->qroom);
 	pthread_mutex_unlock(&st->qlock);
 	pthread_join(st->worker, NULL);
 }
@@ -41,11 +43,22 @@ bool commit_on_thread(struct rawstore *st)
 	return pthread_equal(pthread_self(), st->worker);
 }
 
-static void complete(struct rawstore_txn *t, int result)
+/* Give back @t's room in the queue (it completes now). */
+static void queue_release(struct rawstore *st, const struct rawstore_txn *t)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->q_txns--;
+	st->q_bytes -= t->q_bytes;
+	pthread_cond_broadcast(&st->qroom);
+	pthread_mutex_unlock(&st->qlock);
+}
+
+static void complete(struct rawstore *st, struct rawstore_txn *t, int result)
 {
 	rawstore_txn_cb cb = t->cb;
 	void *arg = t->cb_arg;
 
+	queue_release(st, t);
 	t->result = result;
 	/* The callback (on this thread) sees the message in rawstore_errmsg(). */
 	if (result)
@@ -98,7 +111,12 @@ static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
 {
 	size_t i;
 
-	/* Simulate a power loss: what was not flushed is garbage now. */
+	/* Simulate a power loss: what was not flushed is garbage now (only at
+	 * the power loss itself, the countdown-th time). */
+	if (rs_crash_countdown > 1) {
+		rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
+		return;
+	}
 	for (i = 0; i < allocs->n; i++) {
 		void *buf = rs_alloc_aligned(allocs->v[i].len);
 
@@ -141,19 +159,81 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
 	return ret;
 }
 
+/* Give back a failed transaction's allocations once its queued writes are
+ * done (their errors do not matter: it failed). */
+static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
+{
+	if (allocs->n)
+		dev_wq_wait(st->dev);
+	space_unalloc(st, allocs->v, allocs->n);
+}
+
+/*
+ * After a data write error: fail the transactions whose writes failed.
+ * Returns how many; 0 if the error cannot be pinned on one (then the whole
+ * group fails).
+ */
+static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn **ts,
+				      unsigned int n)
+{
+	unsigned int i, failed = 0;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (ts[i]->result)
+			continue;
+		err = dev_wq_tag_err(st->dev, i);
+		if (!err)
+			continue;
+		rs_err(st, err, "data write of transaction failed: %s", strerror(-err));
+		txn_fail(ts[i], err);
+		PERF_ADD(st, txns_failed, 1);
+		failed++;
+	}
+	return failed;
+}
+
+/* Take queued transactions (not jobs) into @ts, at most @max; how many. */
+static unsigned int take_queued(struct rawstore *st, struct rawstore_txn **ts, unsigned int max)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&st->qlock);
+	while (st->qhead && !st->qhead->job && n < max) {
+		ts[n++] = st->qhead;
+		st->qhead = st->qhead->next;
+	}
+	if (!st->qhead)
+		st->qtail = NULL;
+	pthread_mutex_unlock(&st->qlock);
+	return n;
+}
+
 static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
 {
 	struct rs_txn_ctx g = { 0 };
 	size_t n_done = 0;
-	unsigned int i, ok = 0;
+	unsigned int i, ok = 0, pass = 0;
 	int ret = 0, err;
 
+again:
 	rocksdb_writebatch_wi_clear(st->wb);
-	for (i = 0; i < n; i++) {
+	dev_wq_reset(st->dev);
+	for (i = 0;; i++) {
 		struct rs_txn_ctx c = { 0 };
 		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
 		char *err = NULL;
 
+		/* Those that arrived while the group's writes were being queued
+		 * join it (their writes overlap the others'). */
+		if (i == n && !pass)
+			n += take_queued(st, ts + n, st->opts.max_group - n);
+		if (i == n)
+			break;
+		/* Again after a write error: those that failed stay failed. */
+		if (pass && ts[i]->result)
+			continue;
+		dev_wq_tag(st->dev, i);
 		ts[i]->errmsg[0] = 0;
 		if (st->failed) {
 			ts[i]->result = st->failed;
@@ -172,7 +252,8 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 			/* What was copied into the group before the failure goes too. */
 			g.allocs.n = na;
 			g.frees.n = nf;
-			space_unalloc(st, c.allocs.v, c.allocs.n);
+			/* Its writes finish before its units can be allocated again. */
+			unalloc_after(st, &c.allocs);
 			deferred_truncate(st, dq_mark);
 			if (rs_fail_check(RS_FAIL_ROLLBACK))
 				err = strdup("injected failure");
@@ -195,7 +276,31 @@ static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned
 	}
 	if (!ok)
 		goto out_complete;
-	ret = 0;
+	/* Every transaction's writes are in flight: wait for all of them. */
+	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
+	ret = dev_wq_wait(st->dev);
+	if (ret && !st->failed && pass < n && fail_write_errors(st, ts, n)) {
+		/*
+		 * A transaction's data write failed.  Its metadata is in the
+		 * batch under the later ones', so apply the group again
+		 * without it (the others' data is written again, elsewhere).
+		 */
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		deferred_truncate(st, 0);
+		pext_vec_free(&g.allocs);
+		pext_vec_free(&g.frees);
+		memset(&g, 0, sizeof(g));
+		ok = 0;
+		pass++;
+		goto again;
+	}
+	if (ret) {
+		/* The store stays usable: nothing of the group is committed. */
+		ret = rs_err(st, ret, "data write failed; commit group of %u transactions not "
+			     "committed", n);
+		space_unalloc(st, g.allocs.v, g.allocs.n);
+		goto out_fail_ok;
+	}
 	if (st->failed) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
 		ret = st->failed;
@@ -258,12 +363,14 @@ out_fail_ok:
 			txn_fail(ts[i], ret);
 
 out_complete:
+	/* No transaction completes with its data still being written. */
+	dev_wq_wait(st->dev);
 	deferred_truncate(st, 0);
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);
 	for (i = 0; i < n; i++)
-		complete(ts[i], ts[i]->result);
+		complete(st, ts[i], ts[i]->result);
 }
 
 static void *worker_main(void *arg)
@@ -273,8 +380,6 @@ static void *worker_main(void *arg)
 
 	ts = calloc(st->opts.max_group, sizeof(*ts));
 	for (;;) {
-		unsigned int n = 0;
-
 		pthread_mutex_lock(&st->qlock);
 		while (!st->qhead && !st->stopping)
 			pthread_cond_wait(&st->qcond, &st->qlock);
@@ -294,27 +399,33 @@ static void *worker_main(void *arg)
 			t->result = t->job ? t->job(st, t->job_arg) : -ENOMEM;
 			if (t->result)
 				txn_fail(t, t->result);
-			complete(t, t->result);
+			complete(st, t, t->result);
 			continue;
 		}
-		while (st->qhead && !st->qhead->job && n < st->opts.max_group) {
-			ts[n++] = st->qhead;
-			st->qhead = st->qhead->next;
-		}
-		if (!st->qhead)
-			st->qtail = NULL;
 		pthread_mutex_unlock(&st->qlock);
-		commit_group(st, ts, n);
+		commit_group(st, ts, 0);
 	}
 	free(ts);
 	return NULL;
 }
 
-int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
-			  void *arg)
+/* Room for @bytes more in the queue?  (Call with qlock.) */
+static bool queue_room(const struct rawstore *st, uint64_t bytes)
 {
-	if (!st || !t)
-		return -EINVAL;
+	if (!st->q_txns)
+		return true;
+	if (st->opts.max_queued_txns && st->q_txns >= st->opts.max_queued_txns)
+		return false;
+	return !st->opts.max_queued_bytes || st->q_bytes + bytes <= st->opts.max_queued_bytes;
+}
+
+/* Queue @t; @wait: wait for room even with submit_nonblock. */
+static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb, void *arg,
+		  bool wait)
+{
+	/* The commit thread (a callback) never waits: it is what makes room. */
+	bool on_thread = commit_on_thread(st);
+
 	if (st->opts.read_only && !t->job)
 		return rs_err(st, -EROFS, "submit: the store is open read-only");
 	if (__atomic_exchange_n(&t->in_flight, true, __ATOMIC_ACQ_REL))
@@ -324,11 +435,22 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 	t->next = NULL;
 	t->failed_op = -1;
 	pthread_mutex_lock(&st->qlock);
+	while (!st->stopping && !on_thread && !queue_room(st, t->bytes)) {
+		if (!wait && st->opts.submit_nonblock) {
+			pthread_mutex_unlock(&st->qlock);
+			__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
+			return -EAGAIN;
+		}
+		pthread_cond_wait(&st->qroom, &st->qlock);
+	}
 	if (st->stopping) {
 		pthread_mutex_unlock(&st->qlock);
-		t->in_flight = false;
+		__atomic_store_n(&t->in_flight, false, __ATOMIC_RELEASE);
 		return -ESHUTDOWN;
 	}
+	t->q_bytes = t->bytes;
+	st->q_txns++;
+	st->q_bytes += t->q_bytes;
 	if (st->qtail)
 		st->qtail->next = t;
 	else
@@ -337,6 +459,14 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 	pthread_cond_signal(&st->qcond);
 	pthread_mutex_unlock(&st->qlock);
 	return 0;
+}
+
+int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
+			  void *arg)
+{
+	if (!st || !t)
+		return -EINVAL;
+	return submit(st, t, cb, arg, false);
 }
 
 struct waiter {
@@ -366,7 +496,9 @@ int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
 	/* From a completion callback this would wait for itself. */
 	if (st && pthread_equal(pthread_self(), st->worker))
 		return -EDEADLK;
-	ret = rawstore_submit_async(st, t, wake, &w);
+	if (!st || !t)
+		return -EINVAL;
+	ret = submit(st, t, wake, &w, true);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&w.lock);

@@ -24,6 +24,8 @@ enum rs_crash {
 	RS_CRASH_SPACE_IO_DONE = 8,	/* zeroed/punched and flushed, not recorded */
 	RS_CRASH_SPACE_CLAIM = 9,	/* zeroed space claimed for writes (synced) */
 	RS_CRASH_SPACE_RECORDED = 10,	/* the round's result committed */
+	RS_CRASH_WRITES_IN_FLIGHT = 11,	/* a group applied, its data writes still in
+					 * flight (not waited for) */
 	/* Not on the commit path (numbers from 16: the commit path may grow). */
 	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
 	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
@@ -49,8 +51,7 @@ enum rs_fail {
 	RS_FAIL_GROUP_APPEND = 1,	/* appending a txn's allocations or frees to
 					 * its commit group: -ENOMEM */
 	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
-	RS_FAIL_DATA_WRITE = 3,		/* a pipelined data write completes with -EIO */
-	RS_FAIL_MAX = 4,
+	RS_FAIL_MAX = 3,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);

@@ -1,5 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* device.c: device open/geometry, io_uring/libaio batches, space verbs. */
+/*
+ * device.c: device open/geometry, I/O and the space verbs.
+ *
+ * Synchronous batches (reads, superblocks, deferred writes) go through a
+ * pool of rings (io_uring, or libaio contexts), each used by one thread at
+ * a time, so reads from many threads proceed in parallel.  The commit
+ * thread has its own write queue: data writes are submitted at once and
+ * reaped only when the queue is full, when a read needs a range still
+ * being written, or when the commit stage waits for the group's data.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
@@ -22,16 +31,58 @@
 
 enum dev_engine { ENG_URING, ENG_AIO };
 
+#define DEV_RINGS 32			/* rings for synchronous batches, set up on
+					 * first use (a thread each, mostly) */
+
+struct rs_ring {
+	pthread_mutex_t lock;		/* one batch at a time per ring */
+	struct io_uring ring;
+	io_context_t aio;
+	int broken;			/* the ring is in an unknown state */
+	bool ready;
+};
+
+/* One data write in flight on the write queue. */
+struct wq_slot {
+	struct rs_io io;
+	struct iocb cb;			/* libaio */
+	struct rs_wbuf *owner;		/* freed when its last write completes */
+	unsigned int tag;		/* dev_wq_tag() when queued */
+	bool busy;
+};
+
+#define WQ_FAILED_MAX 16
+
+struct rs_wbuf {
+	void *buf;
+	size_t len;
+	unsigned int refs;
+};
+
+/* The commit thread's write queue (used by that thread only). */
+struct rs_wq {
+	struct rs_ring r;
+	struct wq_slot *slots;
+	unsigned int *free, n_free;
+	unsigned int inflight;
+	unsigned int tag;		/* for the next writes */
+	int err;			/* first error since dev_wq_reset */
+	struct {
+		unsigned int tag;
+		int err;
+	} failed[WQ_FAILED_MAX];	/* errors by tag, since dev_wq_reset */
+	unsigned int n_failed;
+	bool failed_overflow;		/* more than that: every tag failed */
+};
+
 struct rs_dev {
 	int fd;
 	struct rs_dev_geom g;
 	enum dev_engine engine;
 	unsigned int qd;
-	pthread_mutex_t lock;		/* one batch at a time per ring */
-	struct io_uring ring;
-	io_context_t aio;
+	struct rs_ring rings[DEV_RINGS];
+	struct rs_wq wq;
 	struct rawstore *st;
-	int broken;			/* the ring is in an unknown state */
 	bool read_only;			/* O_RDONLY: writes and space verbs -EROFS */
 };
 
@@ -125,28 +176,86 @@ void rs_debug_disable_uring(int disable)
 	no_uring = disable;
 }
 
-static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
+static int ring_init(struct rs_dev *d, struct rs_ring *r)
 {
 	int ret;
 
+	if (d->engine == ENG_URING) {
+		ret = io_uring_queue_init(d->qd, &r->ring, 0);
+		if (ret)
+			return rs_err(d->st, -ENODEV, "io_uring setup failed: %s", strerror(-ret));
+	} else {
+		memset(&r->aio, 0, sizeof(r->aio));
+		ret = io_setup((int)d->qd, &r->aio);
+		if (ret)
+			return rs_err(d->st, -ENODEV, "libaio io_setup failed: %s",
+				      strerror(-ret));
+	}
+	__atomic_store_n(&r->ready, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void ring_exit(struct rs_dev *d, struct rs_ring *r)
+{
+	if (!r->ready)
+		return;
+	if (d->engine == ENG_URING)
+		io_uring_queue_exit(&r->ring);
+	else
+		io_destroy(r->aio);
+	r->ready = false;
+}
+
+static void rings_exit(struct rs_dev *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < DEV_RINGS; i++) {
+		ring_exit(d, &d->rings[i]);
+		pthread_mutex_destroy(&d->rings[i].lock);
+	}
+	ring_exit(d, &d->wq.r);
+	free(d->wq.slots);
+	free(d->wq.free);
+}
+
+static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
+{
+	unsigned int i;
+	int ret;
+
+	d->engine = ENG_AIO;
+	for (i = 0; i < DEV_RINGS; i++)
+		pthread_mutex_init(&d->rings[i].lock, NULL);
 	if (want != RAWSTORE_ENGINE_LIBAIO) {
-		ret = no_uring ? -ENOSYS : io_uring_queue_init(d->qd, &d->ring, 0);
+		ret = no_uring ? -ENOSYS : io_uring_queue_init(d->qd, &d->rings[0].ring, 0);
 		if (!ret) {
 			d->engine = ENG_URING;
-			return 0;
-		}
-		if (want == RAWSTORE_ENGINE_IO_URING)
+			d->rings[0].ready = true;
+		} else if (want == RAWSTORE_ENGINE_IO_URING) {
 			return rs_err(d->st, -ENODEV, "io_uring setup failed: %s",
 				      strerror(-ret));
-		rs_log(d->st, RAWSTORE_LOG_WARNING,
-		       "io_uring setup failed (%s); using libaio instead", strerror(-ret));
+		} else {
+			rs_log(d->st, RAWSTORE_LOG_WARNING,
+			       "io_uring setup failed (%s); using libaio instead",
+			       strerror(-ret));
+		}
 	}
-	memset(&d->aio, 0, sizeof(d->aio));
-	ret = io_setup((int)d->qd, &d->aio);
+	/* ring 0 always, the others on first use (ring_get) */
+	ret = d->rings[0].ready ? 0 : ring_init(d, &d->rings[0]);
+	if (!ret)
+		ret = ring_init(d, &d->wq.r);
+	if (!ret) {
+		d->wq.slots = calloc(d->qd, sizeof(*d->wq.slots));
+		d->wq.free = calloc(d->qd, sizeof(*d->wq.free));
+		if (!d->wq.slots || !d->wq.free)
+			ret = -ENOMEM;
+		for (i = 0; !ret && i < d->qd; i++)
+			d->wq.free[d->wq.n_free++] = d->qd - 1 - i;
+	}
 	if (ret)
-		return rs_err(d->st, -ENODEV, "libaio io_setup failed: %s", strerror(-ret));
-	d->engine = ENG_AIO;
-	return 0;
+		rings_exit(d);
+	return ret;
 }
 
 int dev_open(struct rawstore *st, const char *path, enum rawstore_io_engine engine,
@@ -217,7 +326,6 @@ int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engin
 	ret = engine_init(d, engine);
 	if (ret)
 		goto out_close;
-	pthread_mutex_init(&d->lock, NULL);
 	*out = d;
 	return 0;
 
@@ -232,11 +340,8 @@ void dev_close(struct rs_dev *d)
 {
 	if (!d)
 		return;
-	if (d->engine == ENG_URING)
-		io_uring_queue_exit(&d->ring);
-	else
-		io_destroy(d->aio);
-	pthread_mutex_destroy(&d->lock);
+	dev_wq_wait(d);
+	rings_exit(d);
 	close(d->fd);
 	free(d);
 }
@@ -272,13 +377,14 @@ static int finish_short(struct rs_dev *d, struct rs_io *io, size_t done)
 	return 0;
 }
 
-static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+static int uring_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios,
+		       unsigned int n)
 {
 	unsigned int i, reaped = 0, submitted;
 	int ret = 0, r;
 
 	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&rg->ring);
 
 		if (ios[i].write)
 			io_uring_prep_write(sqe, d->fd, ios[i].buf, (unsigned int)ios[i].len,
@@ -289,12 +395,12 @@ static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		io_uring_sqe_set_data64(sqe, i);
 	}
 	for (submitted = 0; submitted < n;) {
-		r = io_uring_submit(&d->ring);
+		r = io_uring_submit(&rg->ring);
 		if (r == -EINTR || r == -EAGAIN)
 			continue;
 		if (r < 0) {
 			/* Prepared entries may linger in the ring: stop using it. */
-			d->broken = r;
+			rg->broken = r;
 			if (!submitted)
 				return r;
 			ret = r;
@@ -306,16 +412,16 @@ static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		struct io_uring_cqe *cqe;
 		struct rs_io *io;
 
-		r = io_uring_wait_cqe(&d->ring, &cqe);
+		r = io_uring_wait_cqe(&rg->ring, &cqe);
 		if (r == -EINTR)
 			continue;
 		if (r < 0) {
-			d->broken = r;
+			rg->broken = r;
 			return r;
 		}
 		io = &ios[io_uring_cqe_get_data64(cqe)];
 		r = cqe->res;
-		io_uring_cqe_seen(&d->ring, cqe);
+		io_uring_cqe_seen(&rg->ring, cqe);
 		reaped++;
 		if (r < 0) {
 			if (!ret)
@@ -327,7 +433,7 @@ static int uring_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 	return ret;
 }
 
-static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+static int aio_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios, unsigned int n)
 {
 	struct iocb cbs[n], *cbp[n];
 	struct io_event ev[n];
@@ -345,7 +451,7 @@ static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		cbp[i] = &cbs[i];
 	}
 	while (sub < n) {
-		r = io_submit(d->aio, (long)(n - sub), cbp + sub);
+		r = io_submit(rg->aio, (long)(n - sub), cbp + sub);
 		if (r == -EINTR || r == -EAGAIN)
 			continue;
 		if (r < 0) {
@@ -355,11 +461,11 @@ static int aio_batch(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		sub += (unsigned int)r;
 	}
 	while (reaped < sub) {
-		r = io_getevents(d->aio, 1, (long)(sub - reaped), ev, NULL);
+		r = io_getevents(rg->aio, 1, (long)(sub - reaped), ev, NULL);
 		if (r == -EINTR)
 			continue;
 		if (r < 0) {
-			d->broken = r;
+			rg->broken = r;
 			return r;
 		}
 		for (i = 0; i < (unsigned int)r; i++) {
@@ -404,9 +510,62 @@ static int dev_done(unsigned int kind, int ret, struct rs_io *ios, unsigned int 
 	return ret;
 }
 
-int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+/* Set up locked ring @r if it is not yet; false if that failed (unlocked). */
+static bool ring_ready(struct rs_dev *d, struct rs_ring *r)
+{
+	if (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) || !ring_init(d, r))
+		return true;
+	pthread_mutex_unlock(&r->lock);
+	return false;
+}
+
+/*
+ * Take a ring of the pool, locked: this thread's own if free (set up on
+ * first use), else any free one that is set up, else wait for its own.
+ * Ring 0 is the fallback if a ring cannot be set up.
+ */
+static struct rs_ring *ring_get(struct rs_dev *d)
+{
+	static unsigned int next;
+	static __thread unsigned int mine = UINT32_MAX;
+	struct rs_ring *own;
+	unsigned int i;
+
+	if (mine == UINT32_MAX)
+		mine = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	own = &d->rings[mine % DEV_RINGS];
+	if (!pthread_mutex_trylock(&own->lock) && ring_ready(d, own))
+		return own;
+	for (i = 1; i < DEV_RINGS; i++) {
+		struct rs_ring *r = &d->rings[(mine + i) % DEV_RINGS];
+
+		if (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) &&
+		    !pthread_mutex_trylock(&r->lock))
+			return r;
+	}
+	pthread_mutex_lock(&own->lock);
+	if (ring_ready(d, own))
+		return own;
+	pthread_mutex_lock(&d->rings[0].lock);
+	return &d->rings[0];
+}
+
+static void count_io(struct rs_dev *d, const struct rs_io *io)
 {
 	struct rawstore_perf *p = d->st ? &d->st->perf : NULL;
+
+	if (p && io->write) {
+		__atomic_add_fetch(&p->dev_write_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->dev_write_bytes, io->len, __ATOMIC_RELAXED);
+	} else if (p) {
+		__atomic_add_fetch(&p->dev_read_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->dev_read_bytes, io->len, __ATOMIC_RELAXED);
+	}
+}
+
+int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+{
+	struct rs_ring *rg;
 	unsigned int i;
 	int ret = 0;
 
@@ -417,29 +576,279 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		    !is_aligned(ios[i].len, d->g.logical_block) ||
 		    ios[i].off + ios[i].len > d->g.size)
 			return -EINVAL;
-		if (p && ios[i].write) {
-			__atomic_add_fetch(&p->dev_write_ops, 1, __ATOMIC_RELAXED);
-			__atomic_add_fetch(&p->dev_write_bytes, ios[i].len, __ATOMIC_RELAXED);
-		} else if (p) {
-			__atomic_add_fetch(&p->dev_read_ops, 1, __ATOMIC_RELAXED);
-			__atomic_add_fetch(&p->dev_read_bytes, ios[i].len, __ATOMIC_RELAXED);
-		}
+		count_io(d, &ios[i]);
 	}
-	pthread_mutex_lock(&d->lock);
-	if (d->broken) {
-		pthread_mutex_unlock(&d->lock);
+	rg = ring_get(d);
+	if (rg->broken) {
+		pthread_mutex_unlock(&rg->lock);
 		return -EIO;
 	}
 	for (i = 0; i < n && !ret; i += d->qd) {
 		unsigned int cnt = n - i < d->qd ? n - i : d->qd;
 
 		if (d->engine == ENG_URING)
-			ret = uring_batch(d, ios + i, cnt);
+			ret = uring_batch(d, rg, ios + i, cnt);
 		else
-			ret = aio_batch(d, ios + i, cnt);
+			ret = aio_batch(d, rg, ios + i, cnt);
 	}
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&rg->lock);
 	return dev_done(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
+}
+
+/* ---- the commit thread's write queue ---- */
+
+static void wq_done(struct rs_dev *d, unsigned int slot, long res)
+{
+	struct rs_wq *q = &d->wq;
+	struct wq_slot *s = &q->slots[slot];
+	int ret = 0;
+
+	if (res < 0)
+		ret = (int)res;
+	else if ((size_t)res < s->io.len)
+		ret = finish_short(d, &s->io, (size_t)res);
+	/* test hook, then the block-layer status as the store's errno */
+	ret = dev_done(RS_IO_WRITE, ret, &s->io, 1);
+	if (ret) {
+		unsigned int i;
+
+		if (!q->err) {
+			q->err = ret;
+			rs_err(d->st, ret, "data write of %zu bytes at device offset %llu failed",
+			       s->io.len, (unsigned long long)s->io.off);
+		}
+		for (i = 0; i < q->n_failed && q->failed[i].tag != s->tag; i++)
+			;
+		if (i == q->n_failed && i < WQ_FAILED_MAX) {
+			q->failed[i].tag = s->tag;
+			q->failed[i].err = ret;
+			q->n_failed++;
+		} else if (i == WQ_FAILED_MAX) {
+			q->failed_overflow = true;
+		}
+	}
+	if (s->owner && !--s->owner->refs) {
+		rs_iobuf_free(s->owner->buf, s->owner->len);
+		free(s->owner);
+	}
+	s->owner = NULL;
+	s->busy = false;
+	q->free[q->n_free++] = slot;
+	q->inflight--;
+}
+
+/* Reap at least one completion (blocking); 0 or a ring error. */
+static int wq_reap(struct rs_dev *d)
+{
+	struct rs_wq *q = &d->wq;
+	int r;
+
+	if (d->engine == ENG_URING) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, n = 0;
+
+		do
+			r = io_uring_wait_cqe(&q->r.ring, &cqe);
+		while (r == -EINTR);
+		if (r < 0)
+			return r;
+		io_uring_for_each_cqe(&q->r.ring, head, cqe) {
+			wq_done(d, (unsigned int)io_uring_cqe_get_data64(cqe), cqe->res);
+			n++;
+		}
+		io_uring_cq_advance(&q->r.ring, n);
+		return 0;
+	}
+	{
+		struct io_event ev[16];
+		int i;
+
+		do
+			r = io_getevents(q->r.aio, 1, 16, ev, NULL);
+		while (r == -EINTR);
+		if (r < 0)
+			return r;
+		for (i = 0; i < r; i++)
+			wq_done(d, (unsigned int)((struct wq_slot *)ev[i].data - q->slots),
+				(long)ev[i].res);
+	}
+	return 0;
+}
+
+/* The queue cannot be reaped any more: writes may linger, stop using it. */
+static void wq_broken(struct rs_dev *d, int err)
+{
+	struct rs_wq *q = &d->wq;
+
+	q->r.broken = err;
+	if (!q->err)
+		q->err = rs_err(d->st, -EIO, "write queue failed: %s", strerror(-err));
+}
+
+static int wq_submit_one(struct rs_dev *d, unsigned int slot)
+{
+	struct rs_wq *q = &d->wq;
+	struct wq_slot *s = &q->slots[slot];
+	int r;
+
+	if (d->engine == ENG_URING) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->r.ring);
+
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_write(sqe, d->fd, s->io.buf, (unsigned int)s->io.len, s->io.off);
+		io_uring_sqe_set_data64(sqe, slot);
+		do
+			r = io_uring_submit(&q->r.ring);
+		while (r == -EINTR || r == -EAGAIN);
+		return r < 0 ? r : 0;
+	}
+	{
+		struct iocb *cbp = &s->cb;
+
+		io_prep_pwrite(&s->cb, d->fd, s->io.buf, s->io.len, (long long)s->io.off);
+		s->cb.data = s;
+		do
+			r = io_submit(q->r.aio, 1, &cbp);
+		while (r == -EINTR || r == -EAGAIN);
+		return r < 0 ? r : 0;
+	}
+}
+
+int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void *owned,
+		 size_t owned_len)
+{
+	struct rs_wq *q = &d->wq;
+	struct rs_wbuf *w = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	if (d->read_only) {
+		rs_iobuf_free(owned, owned_len);
+		return -EROFS;
+	}
+	for (i = 0; i < n; i++)
+		if (!is_aligned(ios[i].off, d->g.logical_block) ||
+		    !is_aligned(ios[i].len, d->g.logical_block) ||
+		    ios[i].off + ios[i].len > d->g.size || !ios[i].write) {
+			rs_iobuf_free(owned, owned_len);
+			return -EINVAL;
+		}
+	if (owned) {
+		w = malloc(sizeof(*w));
+		if (!w) {
+			rs_iobuf_free(owned, owned_len);
+			return -ENOMEM;
+		}
+		w->buf = owned;
+		w->len = owned_len;
+		w->refs = 1;		/* ours until every write is queued */
+	}
+	for (i = 0; i < n && !ret; i++) {
+		unsigned int slot;
+
+		if (q->r.broken) {
+			ret = -EIO;
+			break;
+		}
+		while (!q->n_free && !ret) {
+			ret = wq_reap(d);
+			if (ret)
+				wq_broken(d, ret);
+		}
+		if (ret)
+			break;
+		slot = q->free[--q->n_free];
+		q->slots[slot] = (struct wq_slot){ .io = ios[i], .owner = w, .tag = q->tag,
+						   .busy = true };
+		count_io(d, &ios[i]);
+		ret = wq_submit_one(d, slot);
+		if (ret) {
+			q->slots[slot].owner = NULL;
+			q->slots[slot].busy = false;
+			q->free[q->n_free++] = slot;
+			wq_broken(d, ret);
+			break;
+		}
+		q->inflight++;
+		if (w)
+			w->refs++;
+	}
+	if (w && !--w->refs) {
+		rs_iobuf_free(w->buf, w->len);
+		free(w);
+	}
+	if (ret && !q->err)
+		q->err = ret;
+	return ret;
+}
+
+void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
+{
+	struct rs_wq *q = &d->wq;
+	unsigned int i;
+	int ret;
+
+	while (q->inflight && !q->r.broken) {
+		for (i = 0; i < d->qd; i++) {
+			const struct wq_slot *s = &q->slots[i];
+
+			if (s->busy && s->io.off < off + len && off < s->io.off + s->io.len)
+				break;
+		}
+		if (i == d->qd)
+			return;
+		ret = wq_reap(d);
+		if (ret)
+			wq_broken(d, ret);
+	}
+}
+
+int dev_wq_wait(struct rs_dev *d)
+{
+	struct rs_wq *q = &d->wq;
+	int ret;
+
+	while (q->inflight && !q->r.broken) {
+		ret = wq_reap(d);
+		if (ret)
+			wq_broken(d, ret);
+	}
+	return q->err;
+}
+
+void dev_wq_tag(struct rs_dev *d, unsigned int tag)
+{
+	d->wq.tag = tag;
+}
+
+int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag)
+{
+	const struct rs_wq *q = &d->wq;
+	unsigned int i;
+
+	if (q->failed_overflow || q->r.broken)
+		return q->err;
+	for (i = 0; i < q->n_failed; i++)
+		if (q->failed[i].tag == tag)
+			return q->failed[i].err;
+	return 0;
+}
+
+void dev_wq_reset(struct rs_dev *d)
+{
+	struct rs_wq *q = &d->wq;
+
+	dev_wq_wait(d);
+	q->err = 0;
+	q->n_failed = 0;
+	q->failed_overflow = false;
+	q->tag = 0;
+}
+
+unsigned int dev_wq_inflight(const struct rs_dev *d)
+{
+	return d->wq.inflight;
 }
 
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)

@@ -56,6 +56,28 @@ const char *dev_engine_name(const struct rs_dev *d);
 int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n);
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len);
 int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
+/*
+ * The write queue of the commit thread (one thread only): submit @n
+ * writes and return without waiting.  @owned (may be NULL) is a buffer
+ * of @owned_len bytes (from rs_iobuf_alloc) holding the data of all @n
+ * writes; it is freed once the last of them completed (also on error).
+ * Without it the caller keeps the data alive until dev_wq_wait().  A full
+ * queue is reaped first.  Errors of writes are reported by dev_wq_wait();
+ * returns 0 or -errno (nothing more queued).
+ */
+int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void *owned,
+		 size_t owned_len);
+/* Wait for the queued writes that overlap [off, off+len). */
+void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len);
+/* Wait for every queued write; the first error since dev_wq_reset(), or 0. */
+int dev_wq_wait(struct rs_dev *d);
+/* Writes queued from now on carry @tag (a transaction of the group). */
+void dev_wq_tag(struct rs_dev *d, unsigned int tag);
+/* The error of a write carrying @tag since dev_wq_reset(), or 0. */
+int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag);
+/* Wait for every queued write and forget their errors. */
+void dev_wq_reset(struct rs_dev *d);
+unsigned int dev_wq_inflight(const struct rs_dev *d);
 /* Flush the volatile write cache; returns 1 if skipped (write-through). */
 int dev_flush(struct rs_dev *d);
 

@@ -47,6 +47,9 @@ struct rawstore {
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
 	struct rawstore_txn *qhead, *qtail;
+	pthread_cond_t qroom;		/* back-pressure: room in the queue */
+	unsigned int q_txns;		/* submitted, not completed */
+	uint64_t q_bytes;		/* their write data */
 	bool stopping;
 	int failed;			/* sticky error after a failed commit */
 	char failed_msg[256];		/* and its message (commit thread) */
@@ -69,6 +72,8 @@ struct rawstore_txn {
 	rawstore_txn_cb cb;
 	void *cb_arg;
 	int result;
+	uint64_t bytes;			/* write data carried (back-pressure) */
+	uint64_t q_bytes;		/* as counted in the queue */
 	bool in_flight;
 	struct rawstore_txn *next;
 	char errmsg[256];		/* message of the last failed submit */

@@ -81,6 +81,9 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		segs[i].len = ct - cs;
 		segs[i].crcs = e->crcs + cs / cb;
 		ios[i] = (struct rs_io){ false, segs[i].bounce, segs[i].pofs, segs[i].len };
+		/* A read on the commit thread may need data still being written. */
+		if (overlay)
+			dev_wq_wait_range(st->dev, segs[i].pofs, segs[i].len);
 	}
 	ret = dev_submit(st->dev, ios, n);
 	if (ret) {

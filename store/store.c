@@ -43,6 +43,8 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o)
 	o->max_group = 64;
 	o->log_level = RAWSTORE_LOG_WARNING;
 	o->deferred_max = 32768;
+	o->max_queued_txns = 1024;
+	o->max_queued_bytes = 256ULL << 20;
 }
 
 /* Copy a caller's options struct of possibly older (smaller) size. */

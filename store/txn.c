@@ -32,7 +32,13 @@ struct rs_op {
 	void *name, *name2, *data, *key, *key2;
 	size_t nlen, n2len, dlen, klen, k2len;
 	uint64_t off, len;
+	/* Write data lives in an I/O buffer: @dbuf (4096-aligned) holds it at
+	 * offset off % RS_IO_ALIGN, so whole units go to the device from it. */
+	void *dbuf;
+	bool aligned;
 };
+
+#define RS_IO_ALIGN 4096U
 
 /* ---- building ---- */
 
@@ -52,7 +58,10 @@ static void op_free(struct rs_op *op)
 	free(op->coll);
 	free(op->name);
 	free(op->name2);
-	free(op->data);
+	if (op->dbuf)
+		rs_iobuf_free(op->dbuf, round_up(op->off % RS_IO_ALIGN + op->dlen, RS_IO_ALIGN));
+	else
+		free(op->data);
 	free(op->key);
 	free(op->key2);
 }
@@ -64,6 +73,7 @@ void rawstore_txn_reset(struct rawstore_txn *t)
 	for (i = 0; i < t->n; i++)
 		op_free(&t->ops[i]);
 	t->n = 0;
+	t->bytes = 0;
 	t->failed_op = -1;
 }
 
@@ -116,6 +126,20 @@ static bool name_ok(const void *name, size_t nlen)
 	return name && nlen >= 1 && nlen <= RAWSTORE_NAME_MAX;
 }
 
+/* The one copy of write data: into an aligned I/O buffer, at off % 4096. */
+static int dup_aligned(struct rs_op *op, const void *src, size_t len)
+{
+	size_t head = op->off % RS_IO_ALIGN;
+	uint8_t *b = rs_iobuf_alloc(round_up(head + len, RS_IO_ALIGN));
+
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + head, src, len);
+	op->dbuf = b;
+	op->data = b + head;
+	return 0;
+}
+
 /* Append an op; the pointer arguments are copied. */
 static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 {
@@ -126,7 +150,7 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		return -EINVAL;
 	if (t->in_flight)
 		return -EBUSY;
-	op.coll = op.name = op.name2 = op.data = op.key = op.key2 = NULL;
+	op.coll = op.name = op.name2 = op.data = op.key = op.key2 = op.dbuf = NULL;
 	op.coll = strdup(tmpl->coll);
 	if (!op.coll)
 		return -ENOMEM;
@@ -134,7 +158,9 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		ret = dup_bytes(&op.name, tmpl->name, tmpl->nlen);
 	if (!ret && tmpl->name2)
 		ret = dup_bytes(&op.name2, tmpl->name2, tmpl->n2len);
-	if (!ret && tmpl->data)
+	if (!ret && tmpl->data && tmpl->aligned)
+		ret = dup_aligned(&op, tmpl->data, tmpl->dlen);
+	else if (!ret && tmpl->data)
 		ret = dup_bytes(&op.data, tmpl->data, tmpl->dlen);
 	if (!ret && tmpl->key)
 		ret = dup_bytes(&op.key, tmpl->key, tmpl->klen);
@@ -156,6 +182,8 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		return ret;
 	}
 	t->ops[t->n++] = op;
+	if (op.type == OP_WRITE)
+		t->bytes += op.dlen;
 	return 0;
 }
 
@@ -204,7 +232,8 @@ int rawstore_txn_touch(struct rawstore_txn *t, const char *coll, const void *nam
 int rawstore_txn_write(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
 		       uint64_t off, const void *buf, size_t len)
 {
-	struct rs_op op = { .off = off, .len = len, .data = (void *)buf, .dlen = len };
+	struct rs_op op = { .off = off, .len = len, .data = (void *)buf, .dlen = len,
+			    .aligned = true };
 	int ret = range_ok(off, len);
 
 	if (ret)
@@ -346,7 +375,23 @@ struct actx {
 	struct rawstore *st;
 	struct rs_txn_ctx *c;
 	rocksdb_writebatch_wi_t *wb;
+	const struct rs_op *wop;	/* the write op being applied, if any */
 };
+
+/*
+ * Where the device image of [a0, b0) already is: inside the aligned buffer
+ * of the write op being applied when @data is its data and the range holds
+ * only new data (whole units, no read-modify-write).  NULL otherwise.
+ */
+static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0, uint64_t b0,
+			  uint64_t pos, uint64_t cend)
+{
+	const struct rs_op *op = a->wop;
+
+	if (!op || !op->dbuf || data != op->data || pos != a0 || cend != b0)
+		return NULL;
+	return (uint8_t *)op->dbuf + (a0 - (op->off - op->off % RS_IO_ALIGN));
+}
 
 static bool is_inline(const struct rawstore *st, const struct rs_onode *o)
 {
@@ -583,13 +628,17 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		struct pext *pieces = NULL;
 		struct rs_io *ios = NULL;
 		unsigned int nio;
-		uint8_t *buf;
+		uint8_t *buf, *own = NULL;	/* @own: allocated here */
 		bool zeroed;
 		int n, i;
 
-		buf = rs_alloc_aligned(b0 - a0);
-		if (!buf)
-			return -ENOMEM;
+		/* One copy: whole units go to the device from the op's buffer. */
+		buf = op_io_buf(a, data, a0, b0, pos, cend);
+		if (!buf) {
+			buf = own = rs_iobuf_alloc(b0 - a0);
+			if (!buf)
+				return -ENOMEM;
+		}
 		/* Old data of partly written units: read-modify-write (an
 		 * unmapped unit reads as zeros without I/O). */
 		if (pos > a0)
@@ -604,18 +653,18 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		 * zeros, which zeroed space already holds. */
 		wa = head_mapped ? a0 : round_down(pos, cb);
 		wb = tail_mapped ? b0 : round_up(cend, cb);
-		if (data)
+		if (own && data)
 			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
-		else
+		else if (own)
 			memset(buf + (pos - a0), 0, cend - pos);
 		ret = b0 - a0 <= st->opts.deferred_max ? overwritable_in_place(a, o, a0, b0) : 0;
 		if (ret < 0) {
-			free(buf);
+			rs_iobuf_free(own, b0 - a0);
 			return ret;
 		}
 		if (ret) {
 			ret = defer_overwrite(a, o, a0, b0, buf);
-			free(buf);
+			rs_iobuf_free(own, b0 - a0);
 			if (ret)
 				return ret;
 			pos = cend;
@@ -650,13 +699,6 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			goto out_free_pieces;
 		}
 		nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
-		ret = dev_submit(st->dev, ios, nio);
-		if (ret) {
-			rs_err(st, ret, "data write failed");
-			goto out_free_ios;
-		}
-		a->c->wrote_data = true;
-		rs_crash_check(st, RS_CRASH_MID_DATA);
 		ret = punch_release(a, o, a0, b0);
 		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
 			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len,
@@ -674,12 +716,22 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			if (ret)
 				free(e.crcs);
 		}
-out_free_ios:
+		/* Queued, not waited for: the commit stage waits before its flush.
+		 * The buffer goes with the writes (or is the op's, which lives
+		 * until the transaction completes). */
+		if (!ret) {
+			ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
+			own = NULL;
+			if (!ret) {
+				a->c->wrote_data = true;
+				rs_crash_check(st, RS_CRASH_MID_DATA);
+			}
+		}
 		free(ios);
 out_free_pieces:
 		free(pieces);
 out_free_buf:
-		free(buf);
+		rs_iobuf_free(own, b0 - a0);
 		if (ret)
 			return ret;
 		pos = cend;
@@ -1076,7 +1128,9 @@ static int apply_op(struct actx *a, const struct rs_op *op)
 	case OP_TOUCH:
 		break;
 	case OP_WRITE:
+		a->wop = op;
 		ret = do_write(a, &o, op->off, op->data, op->len);
+		a->wop = NULL;
 		break;
 	case OP_ZERO:
 		ret = do_zero(a, &o, op->off, op->len);
@@ -1150,7 +1204,7 @@ static int apply_op(struct actx *a, const struct rs_op *op)
 
 int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx)
 {
-	struct actx a = { st, ctx, st->wb };
+	struct actx a = { st, ctx, st->wb, NULL };
 	unsigned int i;
 	int ret;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <isa-l.h>
+#include <pthread.h>
 
 #include "internal.h"
 #include "util.h"
@@ -75,4 +76,60 @@ void *rs_alloc_aligned(size_t len)
 	if (posix_memalign(&p, 4096, len ? len : 4096))
 		return NULL;
 	return p;
+}
+
+/* ---- the I/O buffer cache: power-of-two classes from 64 KiB to 8 MiB ---- */
+
+#define IOBUF_MIN_SHIFT 16
+#define IOBUF_CLASSES 8
+#define IOBUF_CLASS_BYTES (32U << 20)	/* cached per class */
+
+static struct {
+	pthread_mutex_t lock;
+	void *free[IOBUF_CLASS_BYTES >> IOBUF_MIN_SHIFT];
+	unsigned int n;
+} iobufs[IOBUF_CLASSES] = {
+	[0 ... IOBUF_CLASSES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+static int iobuf_class(size_t len)
+{
+	int c = 0;
+
+	if (len <= (1U << (IOBUF_MIN_SHIFT - 1)))
+		return -1;
+	while (c < IOBUF_CLASSES && ((size_t)1 << (IOBUF_MIN_SHIFT + c)) < len)
+		c++;
+	return c < IOBUF_CLASSES ? c : -1;
+}
+
+void *rs_iobuf_alloc(size_t len)
+{
+	int c = iobuf_class(len);
+	void *p = NULL;
+
+	if (c < 0)
+		return rs_alloc_aligned(len);
+	pthread_mutex_lock(&iobufs[c].lock);
+	if (iobufs[c].n)
+		p = iobufs[c].free[--iobufs[c].n];
+	pthread_mutex_unlock(&iobufs[c].lock);
+	return p ? p : rs_alloc_aligned((size_t)1 << (IOBUF_MIN_SHIFT + c));
+}
+
+void rs_iobuf_free(void *p, size_t len)
+{
+	int c = iobuf_class(len);
+
+	if (!p)
+		return;
+	if (c >= 0) {
+		pthread_mutex_lock(&iobufs[c].lock);
+		if (iobufs[c].n < (IOBUF_CLASS_BYTES >> (IOBUF_MIN_SHIFT + c))) {
+			iobufs[c].free[iobufs[c].n++] = p;
+			p = NULL;
+		}
+		pthread_mutex_unlock(&iobufs[c].lock);
+	}
+	free(p);
 }

@@ -108,5 +108,12 @@ uint32_t rs_crc32c(const void *buf, size_t len);
 
 /* Aligned (4096) allocation for O_DIRECT buffers; NULL on failure. */
 void *rs_alloc_aligned(size_t len);
+/*
+ * I/O buffers of @len bytes (4096-aligned) from a small process-wide cache,
+ * so big buffers are not mapped, faulted in and unmapped each time.  Free
+ * with the same @len.
+ */
+void *rs_iobuf_alloc(size_t len);
+void rs_iobuf_free(void *p, size_t len);
 
 #endif /* RAWSTORE_UTIL_H */

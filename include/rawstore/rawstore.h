@@ -29,15 +29,18 @@
  *   Reads (object.h) and the statistics calls run in the caller's thread,
  *   in parallel with each other and with the commit thread's work (they
  *   wait only while a group's metadata commits).  Transactions are applied
- *   by one commit thread per store, in submission order; it takes every
- *   queued transaction (up to max_group) and commits the group with one
- *   device flush and one synced RocksDB write, so many transactions in
- *   flight (rawstore_submit_async(), or rawstore_submit() from many
- *   threads) cost few flushes each.  Completion callbacks run on the commit
+ *   by one commit thread per store, in submission order; it submits each
+ *   one's data writes without waiting, takes every queued transaction (up
+ *   to max_group) and commits the group with one device flush and one
+ *   synced RocksDB write, so many transactions in flight
+ *   (rawstore_submit_async(), or rawstore_submit() from many threads) cost
+ *   few flushes each and their writes overlap.  The queue is bounded
+ *   (back-pressure: max_queued_txns, max_queued_bytes, submit_nonblock in
+ *   rawstore_open_opts).  Completion callbacks run on the commit
  *   thread: keep them short; rawstore_submit_async() and reads are allowed
  *   there, rawstore_submit(), rawstore_fsck(), rawstore_reclaim(),
- *   rawstore_prepare() and rawstore_close() return -EDEADLK.  fork(): do not use a handle in a
- *   forked child; open the store again there.
+ *   rawstore_prepare() and rawstore_close() return -EDEADLK.  fork(): do
+ *   not use a handle in a forked child; open the store again there.
  *
  * Which calls block.  rawstore_mkfs, rawstore_open and rawstore_close (I/O,
  *   waiting for queued transactions); rawstore_submit (until the transaction
@@ -46,7 +49,8 @@
  *   transactions wait for it); rawstore_reclaim and rawstore_prepare (they
  *   pick ranges on the commit thread, then punch or zero them in the
  *   caller's thread while transactions go on).  rawstore_submit_async()
- *   only queues; transaction builders do no I/O.
+ *   only queues (it waits for room when the queue is full, unless
+ *   submit_nonblock); transaction builders do no I/O.
  *
  * Durability.  When rawstore_submit() returns 0 (or the async callback is
  *   called with 0) the transaction is on stable storage; a crash at any

@@ -146,6 +146,14 @@ struct rawstore_open_opts {
 					 * default 256 MiB/s */
 	uint64_t punch_rate;		/* bytes/s the background queue punches at most;
 					 * default 1 GiB/s */
+	/* Back-pressure: transactions submitted and not yet completed, and the
+	 * bytes of write data they carry, are bounded.  Past a limit,
+	 * rawstore_submit_async() waits for room, or with submit_nonblock = 1
+	 * returns -EAGAIN.  A single transaction larger than max_queued_bytes
+	 * is admitted when nothing else is queued. */
+	unsigned int max_queued_txns;	/* default 1024, 0 = no limit */
+	uint64_t max_queued_bytes;	/* bytes, default 256 MiB, 0 = no limit */
+	int submit_nonblock;		/* 1: -EAGAIN instead of waiting */
 };
 
 /* Fill @o with defaults and set struct_size. */

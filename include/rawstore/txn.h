@@ -111,9 +111,12 @@ typedef void (*rawstore_txn_cb)(struct rawstore_txn *t, int result, void *arg);
  * Queue @t and return at once (0, or -EBUSY if @t is already in flight,
  * -ESHUTDOWN if the store is closing).  @cb is called from the commit
  * thread with the result once @t is durable or rejected; @t must stay
- * alive and unmodified until then (the callback may free it).  Several
- * transactions may be in flight together; they are applied in submission
- * order.
+ * alive and unmodified until then (the callback may free it): its write
+ * data is sent to the device from @t's own buffers.  Several transactions
+ * may be in flight together; they are applied in submission order.
+ * The queue is bounded (open options max_queued_txns, max_queued_bytes):
+ * when full, this waits for room, or returns -EAGAIN with
+ * submit_nonblock.  Called from a completion callback it never waits.
  */
 int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb,
 			  void *arg);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "helpers.h"
 
@@ -61,6 +62,7 @@ protected:
 	void TearDown() override
 	{
 		rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+		rs_debug_fail_io(0, 0, 0, 0);
 		StoreTest::TearDown();
 	}
 	/* Submit @ts asynchronously as one commit group; wait for all. */
@@ -190,6 +192,217 @@ TEST_F(CommitTest, ErrmsgReachesTheSubmitter)
 			     nullptr),
 		  -EOPNOTSUPP);
 	EXPECT_EQ(std::string(rawstore_errmsg()), "job says no");
+}
+
+/*
+ * A data write fails: only its transaction fails; the rest of its group is
+ * applied again without it and commits, the store stays usable.
+ */
+TEST_F(CommitTest, DataWriteErrorFailsOnlyItsTxn)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string k = pattern(20000, 1);
+	ASSERT_EQ(Write("c", "keep", 0, k), 0);
+	uint64_t free0 = Statfs().free;
+	struct rawstore_txn *a = T(), *b = T(), *c = T();
+	std::string x = pattern(65536, 2), y = pattern(65536, 3), z = pattern(5000, 4);
+	rawstore_txn_write(a, "c", "x", 1, 0, x.data(), x.size());
+	rawstore_txn_write(b, "c", "y", 1, 0, y.data(), y.size());
+	rawstore_txn_remove(b, "c", "keep", 4);
+	/* reads x's units, written by a (in flight) */
+	rawstore_txn_write(c, "c", "x", 1, 70000, z.data(), z.size());
+	rs_debug_fail_io(RS_IO_WRITE, 2, EIO, 1); /* b's write */
+	Done d;
+	OneGroup({ a, b, c }, d);
+	EXPECT_EQ(d.result[0], 0) << d.msg[0];
+	EXPECT_EQ(d.result[1], -EIO);
+	EXPECT_EQ(d.result[2], 0) << d.msg[2];
+	EXPECT_NE(d.msg[1].find("write"), std::string::npos) << d.msg[1];
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	std::string wx = x;
+	wx.resize(70000, 0);
+	wx += z;
+	EXPECT_TRUE(Read("c", "x", 0, 80000) == wx);
+	EXPECT_EQ(rawstore_stat(st, "c", "y", 1, &s), -ENOENT);
+	EXPECT_TRUE(Read("c", "keep", 0, 30000) == k);
+	ExpectClean();
+	/* b's units went back: only x's are used */
+	EXPECT_EQ(Statfs().free, free0 - 73728); /* 16 + 2 units of x */
+	/* not sticky: b goes through now */
+	EXPECT_EQ(rawstore_submit(st, b), 0);
+	rawstore_txn_free(a);
+	rawstore_txn_free(b);
+	rawstore_txn_free(c);
+	EXPECT_TRUE(Read("c", "y", 0, 70000) == y);
+	EXPECT_EQ(rawstore_stat(st, "c", "keep", 4, &s), -ENOENT);
+	Reopen();
+	EXPECT_TRUE(Read("c", "x", 0, 80000) == wx);
+	EXPECT_TRUE(Read("c", "y", 0, 70000) == y);
+	ExpectClean();
+}
+
+/*
+ * Later transactions of a group read units whose writes by earlier ones
+ * are still in flight (read-modify-write of a partial unit, in place or
+ * redirected, and of a clone's shared units): they see the new data.
+ */
+TEST_F(CommitTest, GroupReadsItsOwnWritesInFlight)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	for (int round = 0; round < 2; round++) {
+		if (round == 1) { /* no deferred overwrites: every RMW redirects */
+			oo.deferred_max = 0;
+			Reopen();
+		}
+		std::string A = "a" + std::to_string(round), B = "b" + std::to_string(round);
+		std::string a = pattern(10000, 1), p2 = pattern(100, 2), p3 = pattern(50, 3);
+		std::string p4 = pattern(10, 4), p5 = pattern(3000, 5);
+		std::vector<struct rawstore_txn *> ts;
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 0, a.data(), a.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 9000, p2.data(), p2.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_clone(t, "c", A.data(), A.size(), B.data(), B.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", B.data(), B.size(), 100, p3.data(), p3.size());
+		rawstore_txn_write(t, "c", A.data(), A.size(), 12000, p4.data(), p4.size());
+		ts.push_back(t);
+		t = T();
+		rawstore_txn_write(t, "c", A.data(), A.size(), 5000, p5.data(), p5.size());
+		ts.push_back(t);
+		Done d;
+		OneGroup(ts, d);
+		for (size_t i = 0; i < ts.size(); i++) {
+			EXPECT_EQ(d.result[i], 0) << "txn " << i << ": " << d.msg[i];
+			rawstore_txn_free(ts[i]);
+		}
+		std::string wa = a, wb;
+		wa.replace(9000, 100, p2);
+		wb = wa;
+		wb.replace(100, 50, p3);
+		wa.resize(12000, 0);
+		wa += p4;
+		wa.replace(5000, 3000, p5);
+		EXPECT_TRUE(Read("c", A, 0, 20000) == wa) << "round " << round;
+		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
+		Reopen();
+		EXPECT_TRUE(Read("c", A, 0, 20000) == wa) << "round " << round;
+		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
+		ExpectClean();
+	}
+}
+
+/* Hold the commit thread in a callback; returns once it is held. */
+static void HoldCommitThread(struct rawstore *st, struct rawstore_txn *gt, Gate &g)
+{
+	rawstore_txn_touch(gt, "c", "gate", 4);
+	ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
+	std::unique_lock<std::mutex> l(g.m);
+	g.cv.wait(l, [&g] { return g.entered; });
+}
+
+static void Release(Gate &g)
+{
+	std::lock_guard<std::mutex> l(g.m);
+	g.open = true;
+	g.cv.notify_all();
+}
+
+static void count_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	if (!result)
+		(*static_cast<std::atomic<int> *>(arg))++;
+	rawstore_txn_free(t);
+}
+
+/* Back-pressure: the queue is bounded in transactions and bytes. */
+TEST_F(CommitTest, BoundedQueueNonblocking)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	oo.max_queued_txns = 3;
+	oo.max_queued_bytes = 100000;
+	oo.submit_nonblock = 1;
+	Reopen();
+	Gate g;
+	HoldCommitThread(st, T(), g);
+	std::atomic<int> done{ 0 };
+	std::string d = pattern(60000, 1);
+	auto W = [&](const char *n) {
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "c", n, strlen(n), 0, d.data(), d.size());
+		return t;
+	};
+	auto Touch = [&](const char *n) {
+		struct rawstore_txn *t = T();
+		rawstore_txn_touch(t, "c", n, strlen(n));
+		return t;
+	};
+	struct rawstore_txn *t1 = W("w1"), *t2 = W("w2"), *t3 = Touch("t3"), *t4 = Touch("t4"),
+			    *t5 = Touch("t5");
+	EXPECT_EQ(rawstore_submit_async(st, t1, count_cb, &done), 0);
+	/* 120000 bytes > 100000: full by bytes */
+	EXPECT_EQ(rawstore_submit_async(st, t2, count_cb, &done), -EAGAIN);
+	EXPECT_EQ(rawstore_submit_async(st, t3, count_cb, &done), 0);
+	EXPECT_EQ(rawstore_submit_async(st, t4, count_cb, &done), 0);
+	/* three in flight: full by count */
+	EXPECT_EQ(rawstore_submit_async(st, t5, count_cb, &done), -EAGAIN);
+	/* a blocking submit waits for room, not fails */
+	std::atomic<bool> returned{ false };
+	std::thread sync([&] {
+		struct rawstore_txn *t = Touch("sync");
+		EXPECT_EQ(rawstore_submit(st, t), 0);
+		rawstore_txn_free(t);
+		returned = true;
+	});
+	usleep(200000);
+	EXPECT_FALSE(returned.load());
+	Release(g);
+	sync.join();
+	EXPECT_TRUE(returned.load());
+	while (done < 3)
+		usleep(1000);
+	/* refused ones were not queued and can be submitted now */
+	EXPECT_EQ(rawstore_submit(st, t2), 0);
+	EXPECT_EQ(rawstore_submit(st, t5), 0);
+	rawstore_txn_free(t2);
+	rawstore_txn_free(t5);
+	EXPECT_TRUE(Read("c", "w2", 0, 70000) == d);
+	EXPECT_EQ(Size("c", "t5"), 0u);
+	ExpectClean();
+}
+
+/* Without submit_nonblock, an async submit waits for room. */
+TEST_F(CommitTest, BoundedQueueBlocking)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	oo.max_queued_txns = 2;
+	Reopen();
+	Gate g;
+	HoldCommitThread(st, T(), g);
+	std::atomic<int> done{ 0 };
+	std::atomic<int> submitted{ 0 };
+	std::thread sub([&] {
+		for (int i = 0; i < 6; i++) {
+			struct rawstore_txn *t = T();
+			std::string n = "o" + std::to_string(i);
+			rawstore_txn_touch(t, "c", n.data(), n.size());
+			EXPECT_EQ(rawstore_submit_async(st, t, count_cb, &done), 0);
+			submitted++;
+		}
+	});
+	usleep(200000);
+	EXPECT_EQ(submitted.load(), 2);
+	Release(g);
+	sub.join();
+	while (done < 6)
+		usleep(1000);
+	EXPECT_EQ(Statfs().objects, 7u);
 }
 
 } // namespace
