@@ -87,7 +87,8 @@ static void txn_fail(struct rawstore_txn *t, int result)
 /* Stop the store: later transactions fail with @err and this message. */
 static void store_stop(struct rawstore *st, int err)
 {
-	st->failed = err;
+	/* atomic: the space worker polls it without the lock */
+	__atomic_store_n(&st->failed, err, __ATOMIC_RELEASE);
 	snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
 		 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
 }

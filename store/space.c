@@ -723,7 +723,7 @@ static int claim(struct rawstore *st, uint64_t len)
 	rocksdb_writebatch_wi_destroy(wb);
 	PERF_ADD(st, db_syncs, 1);
 	if (ret) {
-		st->failed = ret;
+		__atomic_store_n(&st->failed, ret, __ATOMIC_RELEASE);
 		free(v);
 		return ret;
 	}
@@ -1345,7 +1345,7 @@ static void *worker_main(void *arg)
 		int err;
 
 		wait_ms = TICK_MS;
-		if (st->failed)
+		if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
 			continue;
 		snap_get(st, &unp, &zeroed, &dirty);
 		if (sp->punch_mode == RAWSTORE_PUNCH_BACKGROUND && unp &&
