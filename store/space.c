@@ -1441,9 +1441,10 @@ int space_start(struct rawstore *st)
 	int ret;
 
 	if (st->opts.read_only) {
-		/* Nothing is written: no policy record, no probe, no worker. */
-		sp->punch_mode = RAWSTORE_PUNCH_OPERATOR;
-		sp->zero_mode = RAWSTORE_ZERO_PAD;
+		/* Nothing is written: no policy record, no probe, no worker;
+		 * info shows the recorded policies ("auto" unresolved). */
+		sp->punch_mode = sp->rec.punch;
+		sp->zero_mode = sp->rec.zero;
 		space_snapshot(st);
 		return 0;
 	}

@@ -409,9 +409,11 @@ static int cmd_statfs(int argc, char **argv)
 		       ", \"unpunched\": %" PRIu64
 		       ", \"free_extents\": %" PRIu64 ", \"largest_free\": %" PRIu64
 		       ", \"objects\": %" PRIu64 ", \"collections\": %" PRIu64
-		       ", \"min_alloc_size\": %u}\n", s.device_size, s.data_size, s.allocated,
-		       s.free, s.unpunched, s.free_extents, s.largest_free, s.objects,
-		       s.collections, s.min_alloc_size);
+		       ", \"min_alloc_size\": %u, \"zeroed\": %" PRIu64 ", \"dirty\": %" PRIu64
+		       ", \"in_flight\": %" PRIu64 ", \"provisioned\": %" PRIu64 "}\n",
+		       s.device_size, s.data_size, s.allocated, s.free, s.unpunched,
+		       s.free_extents, s.largest_free, s.objects, s.collections, s.min_alloc_size,
+		       s.zeroed, s.dirty, s.in_flight, s.provisioned);
 		return 0;
 	}
 	human(s.device_size, a, sizeof(a));
@@ -426,6 +428,11 @@ static int cmd_statfs(int argc, char **argv)
 	human(s.largest_free, d, sizeof(d));
 	printf(" (largest %s)\n", d);
 	printf("unpunched   %s (freed, not yet discarded; see 'rawstore reclaim')\n", e);
+	human(s.zeroed, a, sizeof(a));
+	human(s.dirty, b, sizeof(b));
+	human(s.provisioned, c, sizeof(c));
+	printf("free space  %s zeroed, %s dirty (see 'rawstore prepare')\n", a, b);
+	printf("provisioned %s (thin devices and store files)\n", c);
 	printf("objects     %" PRIu64 " in %" PRIu64 " collections\n", s.objects, s.collections);
 	return 0;
 }
@@ -453,22 +460,27 @@ static int cmd_info(int argc, char **argv)
 		       "\"csum_block_size\": %u, \"inline_max\": %u, \"queue_depth\": %u, "
 		       "\"device_size\": %" PRIu64 ", \"data_start\": %" PRIu64
 		       ", \"discard_max_bytes\": %" PRIu64 ", \"write_zeroes_max_bytes\": %" PRIu64
-		       "}\n", i.uuid, i.format_version, i.io_engine, i.direct_io ? "true" : "false",
+		       ", \"provision_max_bytes\": %" PRIu64 ", \"zero_policy\": \"%s\", "
+		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\"}\n", i.uuid,
+		       i.format_version, i.io_engine, i.direct_io ? "true" : "false",
 		       i.is_block_device ? "true" : "false", i.write_cache ? "true" : "false",
 		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
 		       i.queue_depth, i.device_size, i.data_start, i.discard_max_bytes,
-		       i.write_zeroes_max_bytes);
+		       i.write_zeroes_max_bytes, i.provision_max_bytes, i.zero_policy,
+		       i.punch_policy, i.prealloc_policy);
 	else
 		printf("uuid            %s\nformat version  %u\nI/O engine      %s (%s I/O, "
 		       "queue depth %u)\ndevice          %s, %" PRIu64 " bytes, logical block %u, "
 		       "%s cache\nunits           allocation %u, checksum block %u (crc32c), "
 		       "inline up to %u\ndata starts at  %" PRIu64 "\ndiscard max     %" PRIu64
-		       "\nwrite-zeroes    %" PRIu64 "\n", i.uuid, i.format_version, i.io_engine,
+		       "\nwrite-zeroes    %" PRIu64 "\nprovision max   %" PRIu64 "\nspace policy    "
+		       "zero %s, punch %s, preallocation %s\n", i.uuid, i.format_version, i.io_engine,
 		       i.direct_io ? "direct" : "buffered", i.queue_depth,
 		       i.is_block_device ? "block device" : "regular file", i.device_size,
 		       i.logical_block_size, i.write_cache ? "write-back" : "write-through",
 		       i.min_alloc_size, i.csum_block_size, i.inline_max, i.data_start,
-		       i.discard_max_bytes, i.write_zeroes_max_bytes);
+		       i.discard_max_bytes, i.write_zeroes_max_bytes, i.provision_max_bytes,
+		       i.zero_policy, i.punch_policy, i.prealloc_policy);
 	return rawstore_close(st) ? 1 : 0;
 }
 

@@ -49,10 +49,16 @@ TEST_F(CliTest, Lifecycle)
 	ASSERT_EQ(Run("statfs --json " + DM()), 0) << out;
 	EXPECT_NE(out.find("\"objects\": 0"), std::string::npos) << out;
 	EXPECT_NE(out.find("\"min_alloc_size\": 8192"), std::string::npos) << out;
+	/* a fresh file store is punched at mkfs: all free space reads zeros */
+	EXPECT_NE(out.find("\"dirty\": 0,"), std::string::npos) << out;
+	EXPECT_EQ(out.find("\"zeroed\": 0,"), std::string::npos) << out;
 	ASSERT_EQ(Run("statfs " + DM()), 0);
 	EXPECT_NE(out.find("allocation unit 8192"), std::string::npos) << out;
+	EXPECT_NE(out.find(" zeroed, 0 B dirty"), std::string::npos) << out;
 	ASSERT_EQ(Run("info --json " + DM()), 0);
 	EXPECT_NE(out.find("\"io_engine\": \""), std::string::npos) << out;
+	EXPECT_NE(out.find("\"punch_policy\": \"operator\""), std::string::npos) << out;
+	EXPECT_NE(out.find("\"prealloc_policy\": \"none\""), std::string::npos) << out;
 	ASSERT_EQ(Run("fsck --deep --json " + DM()), 0) << out;
 	EXPECT_NE(out.find("\"clean\": true"), std::string::npos) << out;
 
