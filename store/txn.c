@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "debug.h"
+#include "decode.h"
 #include "deferred.h"
 #include "internal.h"
 #include "space.h"
@@ -479,10 +480,16 @@ static int ref_get(struct actx *a, uint64_t pofs, uint32_t *extra)
 		return 0;
 	if (ret)
 		return ret;
-	if (vl == 4)
-		*extra = get_le32(v);
+	{
+		struct rs_ref_rec r;
+
+		/* the key without its type byte; the decoder names what is wrong */
+		ret = decode_ref_rec(k.buf + 1, k.len - 1, v, vl, &a->st->lim, &r);
+		if (!ret)
+			*extra = r.extra;
+	}
 	rocksdb_free(v);
-	return vl == 4 ? 0 : -EUCLEAN;
+	return ret;
 }
 
 static void ref_set(struct actx *a, uint64_t pofs, uint32_t extra)

@@ -636,3 +636,29 @@ TEST_F(FsckTest, MalformedReferenceRecordIsCorrupt)
 	EXPECT_NE(pr.messages[0].find("reference record has a 8-byte key and a 3-byte value"),
 		  std::string::npos) << pr.messages[0];
 }
+
+/* issue 8 item 6: a transaction reads a shared unit's reference record
+ * through the decoder: a record saying "0 extra users" (which would let an
+ * overwrite free a unit the clone still uses) fails the transaction with
+ * -EUCLEAN and changes nothing. */
+TEST_F(FsckTest, TransactionRefusesAMalformedReferenceRecord)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string a = pattern(16384, 1);
+	ASSERT_EQ(Write("c", "a", 0, a), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_clone(t, "c", "a", 1, "b", 1);
+	ASSERT_EQ(Submit(t), 0);
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string k = db.First("R");
+		ASSERT_FALSE(k.empty());
+		db.Put(k, std::string("\0\0\0\0", 4));
+	}
+	ASSERT_EQ(Open(), 0);
+	EXPECT_EQ(Write("c", "a", 0, pattern(16384, 2)), -EUCLEAN);
+	ssize_t r;
+	EXPECT_TRUE(Read("c", "a", 0, a.size(), &r) == a);
+	EXPECT_TRUE(Read("c", "b", 0, a.size(), &r) == a);
+}
