@@ -11,10 +11,10 @@
 
 #include <stdbool.h>
 
+#include "internal.h"
+
 struct rawstore;
 
-/* Jobs other than transactions run on the commit thread via a txn. */
-typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
 
 int commit_start(struct rawstore *st);
 /* Finish the queue and stop the thread. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "commit.h"
 #include "debug.h"
 #include "decode.h"
 #include "internal.h"

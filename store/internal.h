@@ -10,7 +10,6 @@
 
 #include "rawstore/rawstore.h"
 #include "alloc.h"
-#include "commit.h"
 #include "deferred.h"
 #include "device.h"
 #include "meta.h"
@@ -62,6 +61,9 @@ struct rawstore {
 };
 
 struct rs_op;
+
+/* Jobs other than transactions run on the commit thread via a txn. */
+typedef int (*rs_job_fn)(struct rawstore *st, void *arg);
 
 struct rawstore_txn {
 	struct rs_op *ops;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "commit.h"
 #include "debug.h"
 #include "decode.h"
 #include "deferred.h"
@@ -38,6 +37,7 @@ struct space_round {
 };
 
 struct rs_space {
+	struct rs_job_runner jobs;	/* the commit thread (space_start) */
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
 	struct extset_observer zobs, wobs;
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
@@ -1023,7 +1023,7 @@ static int round_pick(struct rawstore *st, struct space_round *r, uint64_t max, 
 		unfree(st, r->r.v[i].off, r->r.v[i].len);
 		extset_insert(&sp->inflight, r->r.v[i].off, r->r.v[i].len);
 	}
-	return rs_commit_wb(st);
+	return st->space->jobs.commit_wb(st);
 }
 
 /*
@@ -1144,7 +1144,7 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 		if (r->kind == ROUND_PUNCH)
 			extset_remove(&st->unpunched, p->off, p->len);
 	}
-	ret = rs_commit_wb(st);
+	ret = st->space->jobs.commit_wb(st);
 	if (!ret)
 		rs_crash_check(st, RS_CRASH_SPACE_RECORDED);
 	r->r.n = 0;
@@ -1277,7 +1277,7 @@ static int64_t run_round(struct rawstore *st, enum round_kind kind, uint64_t max
 		return 0;
 	}
 	pthread_mutex_lock(&sp->round_lock);
-	ret = rs_run_job(st, pick_job, &a);
+	ret = st->space->jobs.run(st, pick_job, &a);
 	if (ret || sp->round.state != R_PICKED) {
 		pthread_mutex_unlock(&sp->round_lock);
 		return ret;
@@ -1291,7 +1291,7 @@ static int64_t run_round(struct rawstore *st, enum round_kind kind, uint64_t max
 	sp->round.state = R_IO_DONE;
 	pthread_cond_broadcast(&sp->cond);
 	pthread_mutex_unlock(&sp->lock);
-	ret = rs_run_job(st, finish_job, NULL);
+	ret = st->space->jobs.run(st, finish_job, NULL);
 	pthread_mutex_unlock(&sp->round_lock);
 	return ret ? ret : done;
 }
@@ -1433,13 +1433,14 @@ static int record_policy(struct rawstore *st)
 	return meta_put_sync(st->meta, &k, &rec, sizeof(rec));
 }
 
-int space_start(struct rawstore *st)
+int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 {
 	struct rs_space *sp = st->space;
 	const struct rs_dev_geom *g = dev_geom(st->dev);
 	uint64_t data = st->data_end - st->data_start;
 	int ret;
 
+	sp->jobs = *jobs;
 	if (st->opts.read_only) {
 		/* Nothing is written: no policy record, no probe, no worker;
 		 * info shows the recorded policies ("auto" unresolved). */
@@ -1531,7 +1532,7 @@ int rawstore_reclaim(struct rawstore *st)
 		return -EINVAL;
 	if (st->opts.read_only)
 		return rs_err(st, -EROFS, "reclaim: the store is open read-only");
-	if (commit_on_thread(st))
+	if (st->space->jobs.on_thread(st))
 		return -EDEADLK;
 	rs_clear_err();
 	do {
@@ -1553,7 +1554,7 @@ int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes)
 		return -EINVAL;
 	if (st->opts.read_only)
 		return rs_err(st, -EROFS, "prepare: the store is open read-only");
-	if (commit_on_thread(st))
+	if (st->space->jobs.on_thread(st))
 		return -EDEADLK;
 	rs_clear_err();
 	do {
@@ -1616,7 +1617,7 @@ static int check_zeroed_job(struct rawstore *st, void *arg)
 
 int rs_debug_check_zeroed(struct rawstore *st)
 {
-	return rs_run_job(st, check_zeroed_job, NULL);
+	return st->space->jobs.run(st, check_zeroed_job, NULL);
 }
 
 /* ---- mkfs ---- */

@@ -50,9 +50,26 @@ int space_load(struct rawstore *st);
 /* From now on every change of the recorded sets goes into st->wb. */
 void space_attach(struct rawstore *st);
 void space_detach(struct rawstore *st);
+/*
+ * The commit thread as the space layer sees it.  Space bookkeeping that
+ * changes the recorded sets must run on the commit thread (the set
+ * observers write into st->wb), so the background worker, reclaim and
+ * prepare run their steps as jobs there.  The store hands these in at
+ * space_start(): space.c does not depend on commit.c, which calls down
+ * into space.c at every commit.
+ */
+struct rs_job_runner {
+	/* Run @fn on the commit thread and wait for its result. */
+	int (*run)(struct rawstore *st, int (*fn)(struct rawstore *st, void *arg), void *arg);
+	/* From a job: commit st->wb synchronously. */
+	int (*commit_wb)(struct rawstore *st);
+	/* True on the commit thread (blocking there would deadlock). */
+	bool (*on_thread)(struct rawstore *st);
+};
+
 /* After the commit thread started: record a policy change, probe the
  * device's zero-range, start the background worker. */
-int space_start(struct rawstore *st);
+int space_start(struct rawstore *st, const struct rs_job_runner *jobs);
 /* Before the commit thread stops: stop the worker (its round completes). */
 void space_stop(struct rawstore *st);
 /* After the commit thread stopped: record ready space as zeroed again. */

@@ -451,6 +451,9 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 
 /* ---- deferred writes ---- */
 
+/* What the space layer may ask of the commit thread (space.h). */
+static const struct rs_job_runner space_jobs = { rs_run_job, rs_commit_wb, commit_on_thread };
+
 int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_open_opts *o,
 		  struct rawstore **out)
 {
@@ -506,7 +509,7 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	ret = commit_start(st);
 	if (ret)
 		goto out_destroy_locks;
-	ret = space_start(st);
+	ret = space_start(st, &space_jobs);
 	if (ret)
 		goto out_stop_commit;
 	rs_log(st, RAWSTORE_LOG_INFO, "opened %s (%s, %s I/O, qd %u), metadata %s", dev,
