@@ -9,40 +9,49 @@
 #include "internal.h"
 #include "util.h"
 
-int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len)
+/* Append a copy of @data to the in-memory queue; the caller sets the key. */
+static struct rs_deferred *defq_push(struct rawstore *st, uint64_t pofs, const void *data,
+				     uint64_t len, uint64_t seq)
 {
-	struct rs_disk_deferred h = { htole64(pofs), htole32((uint32_t)len), 0 };
 	struct rs_deferred *d;
-	struct rs_key k;
-	char *v;
 
 	if (st->defq.n == st->defq.cap) {
 		size_t cap = st->defq.cap ? st->defq.cap * 2 : 16;
 		struct rs_deferred *nv = realloc(st->defq.q, cap * sizeof(*nv));
 
 		if (!nv)
-			return -ENOMEM;
+			return NULL;
 		st->defq.q = nv;
 		st->defq.cap = cap;
 	}
 	d = &st->defq.q[st->defq.n];
 	d->data = rs_alloc_aligned(len);
-	v = malloc(sizeof(h) + len);
-	if (!d->data || !v) {
-		free(d->data);
-		free(v);
-		return -ENOMEM;
-	}
+	if (!d->data)
+		return NULL;
 	memcpy(d->data, data, len);
 	d->pofs = pofs;
 	d->len = len;
-	d->seq = st->defq.seq++;
+	d->seq = seq;
+	st->defq.n++;
+	return d;
+}
+
+int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len)
+{
+	struct rs_disk_deferred h = { htole64(pofs), htole32((uint32_t)len), 0 };
+	struct rs_key k;
+	char *v;
+
+	v = malloc(sizeof(h) + len);
+	if (!v || !defq_push(st, pofs, data, len, st->defq.seq)) {
+		free(v);
+		return -ENOMEM;
+	}
 	memcpy(v, &h, sizeof(h));
 	memcpy(v + sizeof(h), data, len);
-	key_ext(&k, 'D', d->seq);
+	key_ext(&k, 'D', st->defq.seq++);
 	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, sizeof(h) + len);
 	free(v);
-	st->defq.n++;
 	return 0;
 }
 
@@ -128,60 +137,97 @@ void deferred_done_forget(struct rawstore *st, size_t n)
 	st->defq.done_n -= n;
 }
 
-/* At open: apply the deferred records of a previous run, flush, delete. */
-int deferred_replay(struct rawstore *st)
+/*
+ * Call @fn for every deferred record of a previous run, in sequence order,
+ * each decoded and validated; stops at the first error (the decoder's
+ * message names a bad record).
+ */
+static int deferred_walk(struct rawstore *st,
+			 int (*fn)(struct rawstore *st, const struct rs_deferred_rec *r,
+				   const char *key, size_t klen, void *arg),
+			 void *arg)
 {
-	rocksdb_writebatch_wi_t *wb;
 	struct rs_iter *it;
-	uint64_t n = 0;
 	char p = 'D';
 	int ret;
 
 	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
 	if (ret)
 		return ret;
-	wb = rocksdb_writebatch_wi_create(0, 1);
 	for (; meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
 		struct rs_deferred_rec r;
-		void *buf;
 
 		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
+		if (!ret)
+			ret = fn(st, &r, k - 1, kl + 1, arg);
 		if (ret)
-			break;	/* the message names the record */
-		buf = rs_alloc_aligned(r.len);
-		if (!buf) {
-			ret = -ENOMEM;
 			break;
-		}
-		memcpy(buf, r.data, r.len);
-		ret = dev_write(st->dev, buf, r.pofs, r.len);
-		free(buf);
-		if (ret) {
-			rs_err(st, ret, "replaying a deferred write failed");
-			break;
-		}
-		rs_crash_check(st, RS_CRASH_REPLAY_MID);	/* test hook (debug.h) */
-		st->defq.seq = max_u64(st->defq.seq, r.seq + 1);
-		rocksdb_writebatch_wi_delete(wb, k - 1, kl + 1);
-		n++;
 	}
 	if (!ret)
 		ret = meta_iter_error(it);
 	meta_iter_free(it);
-	if (!ret && n) {
+	return ret;
+}
+
+struct replay_ctx {
+	rocksdb_writebatch_wi_t *wb;
+	uint64_t n;
+};
+
+static int replay_one(struct rawstore *st, const struct rs_deferred_rec *r, const char *key,
+		      size_t klen, void *arg)
+{
+	struct replay_ctx *c = arg;
+	void *buf;
+	int ret;
+
+	buf = rs_alloc_aligned(r->len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, r->data, r->len);
+	ret = dev_write(st->dev, buf, r->pofs, r->len);
+	free(buf);
+	if (ret) {
+		rs_err(st, ret, "replaying a deferred write failed");
+		return ret;
+	}
+	rs_crash_check(st, RS_CRASH_REPLAY_MID);	/* test hook (debug.h) */
+	st->defq.seq = max_u64(st->defq.seq, r->seq + 1);
+	rocksdb_writebatch_wi_delete(c->wb, key, klen);
+	c->n++;
+	return 0;
+}
+
+/* At open: apply the deferred records of a previous run, flush, delete. */
+int deferred_replay(struct rawstore *st)
+{
+	struct replay_ctx c = { rocksdb_writebatch_wi_create(0, 1), 0 };
+	int ret;
+
+	ret = deferred_walk(st, replay_one, &c);
+	if (!ret && c.n) {
 		ret = dev_flush(st->dev) < 0 ? -EIO : 0;
 		rs_crash_check(st, RS_CRASH_REPLAY_FLUSHED);	/* test hook (debug.h) */
 		if (!ret)
-			ret = meta_commit(st->meta, wb);
+			ret = meta_commit(st->meta, c.wb);
 		if (!ret)
 			rs_log(st, RAWSTORE_LOG_INFO, "replayed %llu deferred writes",
-			       (unsigned long long)n);
+			       (unsigned long long)c.n);
 	}
-	PERF_ADD(st, deferred_replayed, n);
-	rocksdb_writebatch_wi_destroy(wb);
+	PERF_ADD(st, deferred_replayed, c.n);
+	rocksdb_writebatch_wi_destroy(c.wb);
 	return ret;
+}
+
+static int overlay_one(struct rawstore *st, const struct rs_deferred_rec *r, const char *key,
+		       size_t klen, void *arg)
+{
+	(void)key;
+	(void)klen;
+	(void)arg;
+	return defq_push(st, r->pofs, r->data, r->len, r->seq) ? 0 : -ENOMEM;
 }
 
 /*
@@ -191,48 +237,8 @@ int deferred_replay(struct rawstore *st)
  */
 int deferred_load_overlay(struct rawstore *st)
 {
-	struct rs_iter *it;
-	char p = 'D';
-	int ret;
+	int ret = deferred_walk(st, overlay_one, NULL);
 
-	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_deferred_rec r;
-		struct rs_deferred *d;
-
-		ret = decode_deferred_rec(k, kl, v, vl, &st->lim, &r);
-		if (ret)
-			break;	/* the message names the record */
-		if (st->defq.n == st->defq.cap) {
-			size_t cap = st->defq.cap ? st->defq.cap * 2 : 16;
-			struct rs_deferred *nv = realloc(st->defq.q, cap * sizeof(*nv));
-
-			if (!nv) {
-				ret = -ENOMEM;
-				break;
-			}
-			st->defq.q = nv;
-			st->defq.cap = cap;
-		}
-		d = &st->defq.q[st->defq.n];
-		d->data = rs_alloc_aligned(r.len);
-		if (!d->data) {
-			ret = -ENOMEM;
-			break;
-		}
-		memcpy(d->data, r.data, r.len);
-		d->pofs = r.pofs;
-		d->len = r.len;
-		d->seq = r.seq;
-		st->defq.n++;
-	}
-	if (!ret)
-		ret = meta_iter_error(it);
-	meta_iter_free(it);
 	if (!ret && st->defq.n)
 		rs_log(st, RAWSTORE_LOG_WARNING, "read-only: %zu deferred writes of a previous "
 		       "run are not replayed; reads lay them over the device data",
