@@ -331,9 +331,10 @@ quick)
 	W_AGE="create:4k,n=150 create:64k,n=100 create:1m,n=16 overwrite:4k,n=150 read:4k,n=300"
 	LOAD_SECS=15 LOAD_THREADS=8 ;;
 full)
+	# the quick counts, three repetitions: adds about 5 minutes
 	AGE_SIZE=512m AGE_OBJ=4 AGE_PREALLOC=1
-	W_AGE="create:4k,n=300 create:64k,n=150 create:1m,n=24 overwrite:4k,n=300 read:4k,n=500"
-	LOAD_SECS=30 LOAD_THREADS=16 ;;
+	W_AGE="create:4k,n=150 create:64k,n=100 create:1m,n=16 overwrite:4k,n=150 read:4k,n=300"
+	LOAD_SECS=20 LOAD_THREADS=16 ;;
 esac
 
 aging_all() { # REP
