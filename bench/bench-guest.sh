@@ -313,6 +313,57 @@ objects_files() { # REP
 	umount $mnt_xfs
 }
 
+# --- aging and sustained load -------------------------------------------------
+# Aging (issue 12): a store on the first AGE_SIZE of a disk runs the object
+# workloads fresh, is filled to 90% of its data space with mixed sizes
+# (4 KiB..4 MiB, log-uniform) and interleaved removes (rawstore-bench age:90),
+# then runs the same workloads aged; rawstore-bench prints the free space
+# and its fragmentation score before, after the fill and at the end.
+# Sustained load (issue 13 item 7): LOAD_THREADS clients for LOAD_SECS on a
+# fresh store (rawstore-bench load:SECONDS).
+case $mode in
+smoke)
+	AGE_SIZE=64m AGE_OBJ=1 AGE_PREALLOC=0
+	W_AGE="create:4k,n=10 create:64k,n=10 create:1m,n=2 overwrite:4k,n=10 read:4k,n=20"
+	LOAD_SECS=3 LOAD_THREADS=4 ;;
+quick)
+	AGE_SIZE=384m AGE_OBJ=4 AGE_PREALLOC=0
+	W_AGE="create:4k,n=150 create:64k,n=100 create:1m,n=16 overwrite:4k,n=150 read:4k,n=300"
+	LOAD_SECS=15 LOAD_THREADS=8 ;;
+full)
+	# the quick counts, three repetitions: adds about 5 minutes
+	AGE_SIZE=512m AGE_OBJ=4 AGE_PREALLOC=1
+	W_AGE="create:4k,n=150 create:64k,n=100 create:1m,n=16 overwrite:4k,n=150 read:4k,n=300"
+	LOAD_SECS=20 LOAD_THREADS=16 ;;
+esac
+
+aging_all() { # REP
+	r=$1
+	atag() { echo "\"section\": \"aging\", \"backend\": \"$1\", \"variant\": \"$2\", \"disk\": \"$3\", \"rep\": $r"; }
+	say "aging (rep $r): blockdev, $AGE_SIZE store on virtio-blk, fresh, filled to 90%, aged"
+	rsbench "$(atag blockdev wz bwz)" "$W_AGE age:90 $W_AGE" --dev /dev/disk/bwz \
+		--meta $mnt_meta/db --mkfs --store-size $AGE_SIZE --objects $AGE_OBJ ||
+		say "aging blockdev failed (see guest.log)"
+	# prealloc-file (NO_HIDE_STALE) in --full, first repetition only (time)
+	[ "$AGE_PREALLOC" = 1 ] && [ "$r" = 1 ] || return 0
+	say "aging (rep $r): prealloc-file (nohide-stale), $AGE_SIZE"
+	fs_ext4
+	/usr/sbin/truncate -s $AGE_SIZE $mnt_fs/age.img
+	rsbench "$(atag prealloc-file nohide-stale fs)" "$W_AGE age:90 $W_AGE" \
+		--dev $mnt_fs/age.img --meta $mnt_meta/db --mkfs --prealloc-policy stale \
+		--objects $AGE_OBJ || say "aging prealloc-file failed (see guest.log)"
+	rm -f $mnt_fs/age.img
+	umount $mnt_fs
+}
+
+load_all() { # REP
+	r=$1
+	say "load (rep $r): blockdev, $LOAD_THREADS clients for $LOAD_SECS s"
+	rsbench "\"section\": \"load\", \"backend\": \"blockdev\", \"variant\": \"wz\", \"disk\": \"bwz\", \"rep\": $r" \
+		"load:$LOAD_SECS" --dev /dev/disk/bwz --meta $mnt_meta/db --mkfs \
+		--threads $LOAD_THREADS || say "load blockdev failed (see guest.log)"
+}
+
 # --- fio: the device limit --------------------------------------------------
 case $mode in
 smoke) fio_rt=2 ;;
@@ -344,6 +395,8 @@ for r in $(seq 1 $reps); do
 	objects_blockdev "$r"
 	objects_prealloc "$r"
 	objects_files "$r"
+	aging_all "$r"
+	load_all "$r"
 	fio_all "$r"
 done
 umount $mnt_meta

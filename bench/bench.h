@@ -17,11 +17,13 @@ struct cfg {
 	const char *prealloc_policy;	/* mkfs of a store in a file; NULL: default */
 	const char *tag;		/* JSON members copied into every result line */
 	const char *thin_pool;		/* dm-thin pool whose usage remove: reports */
+	const char *phase;		/* "fresh"/"aged" around an age: workload, else NULL */
 	uint64_t dev_size;		/* bytes, for a temporary file device */
+	uint64_t store_size;		/* mkfs: bytes of the device to use (0: all) */
 	uint64_t count;
 	uint64_t objects;		/* 4 MiB objects for overwrite/read */
 	unsigned int qd;		/* transactions in flight */
-	unsigned int threads;		/* read: threads reading at once */
+	unsigned int threads;		/* read: threads reading at once; load: clients */
 	uint32_t min_alloc, inline_max;
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */
@@ -34,6 +36,8 @@ struct result {
 	uint64_t *lat;			/* ops latencies, ns; sorted by report() */
 	uint64_t txns, flushes, syncs;	/* durable transactions and what they cost */
 	uint64_t cpu_ns;		/* user + system time of the process */
+	double extents_per_obj;		/* aging: mean extent map entries of the
+					 * objects created (0: not measured) */
 	unsigned int qd;
 };
 
@@ -49,6 +53,13 @@ int parse_workload(const char *w, char *name, size_t nlen, uint64_t *size, unsig
 		   uint64_t *count);
 uint64_t parse_size(const char *s);
 void report(const struct cfg *c, struct result *r);
+/* Sort @n latencies and read percentile @p (0..1) of the sorted array. */
+void sort_u64(uint64_t *v, uint64_t n);
+uint64_t pct(const uint64_t *v, uint64_t n, double p);
+/* Print ", \"NAME\": [...]" with the latency CDF of sorted @v, in µs. */
+void print_cdf(const char *name, const uint64_t *v, uint64_t n);
+/* The "{TAG, " that starts every JSON line. */
+void json_head(const struct cfg *c);
 /* Text or JSON line for a cell that could not run, with the reason. */
 void report_missing(const struct cfg *c, const char *workload, uint64_t size,
 		    const char *why);
@@ -56,5 +67,14 @@ void report_missing(const struct cfg *c, const char *workload, uint64_t size,
 /* The `files` backend: one file per object under c->dev (a directory),
  * object records in RocksDB under c->meta. */
 int files_run(const struct cfg *c, char **workloads, int n);
+
+struct rawstore;
+/* Aging (age.c): fill the store to @pct % of its data space with mixed
+ * sizes and interleaved removes; print its "aging" and "space" lines. */
+int bench_age(struct rawstore *st, const struct cfg *c, unsigned int pct);
+/* The store's free-space figures and fragmentation score, kind "space". */
+int space_report(struct rawstore *st, const struct cfg *c, const char *when);
+/* Sustained load (load.c): c->threads clients for @seconds, kind "load". */
+int bench_load(struct rawstore *st, const struct cfg *c, uint64_t seconds);
 
 #endif

@@ -44,11 +44,16 @@ static int cmp_u64(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-static uint64_t pct(const uint64_t *v, uint64_t n, double p)
+uint64_t pct(const uint64_t *v, uint64_t n, double p)
 {
 	uint64_t i = (uint64_t)(p * (double)(n - 1) + 0.5);
 
 	return n ? v[i] : 0;
+}
+
+void sort_u64(uint64_t *v, uint64_t n)
+{
+	qsort(v, n, sizeof(uint64_t), cmp_u64);
 }
 
 uint64_t cpu_ns(void)
@@ -64,6 +69,23 @@ uint64_t cpu_ns(void)
 static const double cdf_pct[] = { 0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100 };
 #define CDF_POINTS (sizeof(cdf_pct) / sizeof(cdf_pct[0]))
 
+void print_cdf(const char *name, const uint64_t *v, uint64_t n)
+{
+	int k;
+
+	printf(", \"%s\": [", name);
+	for (k = 0; k < (int)CDF_POINTS; k++)
+		printf("%s%.1f", k ? ", " : "", (double)pct(v, n, cdf_pct[k] / 100) / 1e3);
+	printf("]");
+}
+
+void json_head(const struct cfg *c)
+{
+	printf("{%s%s", c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "");
+	if (c->phase)
+		printf("\"phase\": \"%s\", ", c->phase);
+}
+
 void report(const struct cfg *c, struct result *r)
 {
 	double secs = (double)r->ns / 1e9;
@@ -78,14 +100,17 @@ void report(const struct cfg *c, struct result *r)
 	p99 = pct(r->lat, r->ops, 0.99);
 	p999 = pct(r->lat, r->ops, 0.999);
 	if (c->json) {
-		printf("{%s%s\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
+		json_head(c);
+		if (r->extents_per_obj > 0)
+			printf("\"extents_per_obj\": %.2f, ", r->extents_per_obj);
+		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
 		       ", \"mb_per_sec\": %.2f"
 		       ", \"p50_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": %.1f"
 		       ", \"txns\": %" PRIu64 ", \"flushes_per_txn\": %.3f"
 		       ", \"db_syncs_per_txn\": %.3f, \"cpu_us_per_op\": %.1f, \"cdf_us\": [",
-		       c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "", c->backend, r->name,
+		       c->backend, r->name,
 		       r->size, r->ops, r->qd, secs, (double)r->ops / secs,
 		       (double)r->bytes / secs / 1e6, (double)p50 / 1e3, (double)p99 / 1e3,
 		       (double)p999 / 1e3, r->txns, fl, sy, cpu);
@@ -102,17 +127,22 @@ void report(const struct cfg *c, struct result *r)
 	       (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3, cpu);
 	if (r->txns)
 		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
+	if (r->extents_per_obj > 0)
+		printf("  extents/obj %.2f", r->extents_per_obj);
+	if (c->phase)
+		printf("  [%s]", c->phase);
 	putchar('\n');
 	fflush(stdout);
 }
 
 void report_missing(const struct cfg *c, const char *workload, uint64_t size, const char *why)
 {
-	if (c->json)
-		printf("{%s%s\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
+	if (c->json) {
+		json_head(c);
+		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"qd\": %u, \"status\": \"missing\""
-		       ", \"why\": \"%s\"}\n", c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "",
-		       c->backend, workload, size, c->qd, why);
+		       ", \"why\": \"%s\"}\n", c->backend, workload, size, c->qd, why);
+	}
 	else
 		printf("%-10s %8" PRIu64 " B  not measured: %s\n", workload, size, why);
 	fflush(stdout);
@@ -301,6 +331,24 @@ static int remove_objects(struct rawstore *st, const char *prefix, uint64_t coun
 	return ret;
 }
 
+/* Aging: how many pieces the allocator gave the objects just created. */
+static int mean_extents(struct rawstore *st, const char *prefix, uint64_t count, double *out)
+{
+	uint64_t i, sum = 0;
+	int ret = 0;
+
+	for (i = 0; i < count && !ret; i++) {
+		struct rawstore_stat s = { .struct_size = sizeof(s) };
+		char name[64];
+
+		obj_name(name, sizeof(name), prefix, i);
+		ret = rawstore_stat(st, "bench", name, strlen(name), &s);
+		sum += s.extents;
+	}
+	*out = count ? (double)sum / (double)count : 0;
+	return ret;
+}
+
 static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size, uint64_t count)
 {
 	struct result r = { .name = "create", .size = size, .ops = count, .bytes = size * count };
@@ -317,6 +365,8 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 	ret = setup_coll(st, "bench");
 	if (!ret)
 		ret = run_txns(st, c, count, fill_create, &w, &r);
+	if (!ret && c->phase && size > c->inline_max)
+		ret = mean_extents(st, prefix, count, &r.extents_per_obj);
 	if (!ret)
 		report(c, &r);
 	if (!ret)
@@ -644,6 +694,13 @@ static void usage(FILE *f)
 		"  remove:SIZE     remove N objects of SIZE, each its own transaction,\n"
 		"                  then reclaim (punch) the freed space\n"
 		"  alloc:PCT       allocator free+alloc at PCT%% fullness, fragmented\n"
+		"  age:PCT         fill the store to PCT%% of its data space with mixed sizes\n"
+		"                  (4 KiB..4 MiB) and interleaved removes; print the\n"
+		"                  fragmentation score; later workloads are tagged \"aged\",\n"
+		"                  earlier ones \"fresh\"\n"
+		"  load:SECONDS    --threads clients (default 8) submit independent\n"
+		"                  transactions mixed with reads and removes, one thread\n"
+		"                  reclaims; sustained ops/s and latency percentiles"
 		"  core            create:4k create:64k create:1m create:4m overwrite:4k\n"
 		"                  read:4k read:64k alloc:50 alloc:90\n"
 		"options:\n"
@@ -651,6 +708,7 @@ static void usage(FILE *f)
 		"                         file-backed store in $TMPDIR\n"
 		"  --mkfs                 mkfs --dev/--meta first (destroys data)\n"
 		"  --dev-size SIZE        size of the temporary device (default 4g)\n"
+		"  --store-size SIZE      --mkfs: use only the first SIZE bytes of --dev\n"
 		"  --count N              operations per workload (default 1000)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
@@ -751,6 +809,10 @@ static int run_one(struct rawstore *st, const struct cfg *c0, const char *w)
 		return bench_remove(st, &c, arg, c.count);
 	if (!strcmp(name, "alloc") && arg)
 		return bench_alloc(&c, (double)arg / 100.0);
+	if (!strcmp(name, "age") && arg && arg < 100)
+		return bench_age(st, &c, (unsigned int)arg);
+	if (!strcmp(name, "load") && arg)
+		return bench_load(st, &c, arg);
 	fprintf(stderr, "rawstore-bench: unknown workload '%s'\n", w);
 	return -EINVAL;
 }
@@ -801,6 +863,7 @@ int main(int argc, char **argv)
 		{ "thin-pool", required_argument, 0, 'T' },
 		{ "prealloc-policy", required_argument, 0, 'P' },
 		{ "threads", required_argument, 0, 'r' },
+		{ "store-size", required_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -869,6 +932,9 @@ int main(int argc, char **argv)
 		case 'r':
 			c.threads = (unsigned int)atoi(optarg);
 			break;
+		case 'S':
+			c.store_size = parse_size(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -913,6 +979,7 @@ int main(int argc, char **argv)
 		mo.prealloc_policy = p;
 	}
 	mo.min_alloc_size = c.min_alloc;
+	mo.device_size = c.store_size;
 	mo.inline_max = c.inline_max;
 	mo.force = 1;
 	if (!c.dev) {
@@ -968,8 +1035,14 @@ int main(int argc, char **argv)
 		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
 		       info.zero_offload, info.punch_policy, info.prealloc_policy,
 		       info.provisioning, info.io_engine, info.direct_io);
+	for (i = optind; i < argc; i++)
+		if (!strncmp(argv[i], "age:", 4))
+			c.phase = "fresh";
 	for (i = optind; i < argc && !ret; i++) {
-		if (!strcmp(argv[i], "core")) {
+		if (!strncmp(argv[i], "age:", 4)) {
+			ret = run_one(st, &c, argv[i]);
+			c.phase = "aged";
+		} else if (!strcmp(argv[i], "core")) {
 			size_t k;
 
 			for (k = 0; k < sizeof(core) / sizeof(core[0]) && !ret; k++)
@@ -978,6 +1051,9 @@ int main(int argc, char **argv)
 			ret = run_one(st, &c, argv[i]);
 		}
 	}
+	/* aging: the free space after the workloads on the aged store */
+	if (!ret && c.phase && !strcmp(c.phase, "aged"))
+		ret = space_report(st, &c, "after");
 	if (ret)
 		fprintf(stderr, "rawstore-bench: %s: %s\n", rawstore_strerror(ret),
 			rawstore_errmsg());

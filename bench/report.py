@@ -212,6 +212,275 @@ def q(s):
     return '"%s"' % s.replace('"', "'")
 
 
+# --- aging and sustained load -------------------------------------------------------
+
+AGING_DEF = (
+    "The *fragmentation score* is `1 - largest_free / free` from `rawstore_statfs()`: 0 when "
+    "the free space is one extent, towards 1 when the largest free extent is a small part "
+    "of it (the same score as the allocator micro-benchmark's `extset_frag_score()`). It "
+    "is shown with the number of free extents and their mean size, which say how many "
+    "pieces an allocation may need.")
+
+
+def bytes_name(n):
+    """Bytes for a table: MiB or KiB with a decimal where it matters."""
+    if n is None:
+        return "-"
+    if n >= MiB:
+        return "%.1f MiB" % (n / MiB)
+    return "%.0f KiB" % (n / KiB)
+
+
+def aging_section(recs, P, missing, plots):
+    """Section 3a: fresh against aged store (rawstore-bench age:90)."""
+    rs = [r for r in recs if r.get("section") == "aging"]
+    if not rs:
+        return
+    fills, spaces, cells = {}, {}, {}
+    for r in rs:
+        b = backend_label(r)
+        if r["status"] != "ok":
+            cell = "all" if r.get("workload") == "(all)" else "%s %s" % (
+                r.get("workload", ""), size_name(r.get("size", 0)))
+            missing.append(("aging %s %s" % (b, cell), r.get("why", "")))
+            continue
+        if r.get("kind") == "aging":
+            fills.setdefault(b, Cell()).add(r)
+        elif r.get("kind") == "space":
+            spaces.setdefault(b, {}).setdefault(r["when"], Cell()).add(r)
+        elif r.get("kind") == "object" and r.get("phase") in ("fresh", "aged"):
+            cells.setdefault(b, {}).setdefault(r["phase"], {}).setdefault(
+                obj_key(r), Cell()).add(r)
+    P("## 3a. Aging")
+    P("")
+    P("Each backend gets a store of a fixed size (`--store-size` at mkfs; for "
+      "`prealloc-file` the store file's size), runs the object workloads on it fresh, is "
+      "then filled to 90% of its data space by `age:90` and runs the same workloads again "
+      "(`aged`). The fill writes objects of mixed sizes, log-uniform from 4 KiB to 4 MiB "
+      "(ten octaves, as many objects in each; half of them end inside a 4 KiB block), up "
+      "to 16 objects or 4 MiB per transaction, 4 transactions in flight, and after each "
+      "create removes a random live object with a chance of 3 in 10, so later objects "
+      "reuse the holes. Objects of 4 KiB or less are inline in RocksDB and take no device "
+      "space. The workloads' own objects are removed after each cell, so every aged cell "
+      "starts at 90% full.")
+    P("")
+    P(AGING_DEF)
+    P("")
+    if fills:
+        P("| backend | store (data space) | objects created | removed | live | written | "
+          "fill time | fill MB/s |")
+        P("|---|---|---|---|---|---|---|---|")
+        for b, c in sorted(fills.items()):
+            fresh = spaces.get(b, {}).get("fresh")
+            P("| %s | %s | %s | %s | %s | %s | %s s | %s |" % (
+                b, size_name(fresh.m("data_size")) if fresh else "-",
+                "%d" % c.m("objects_created"), "%d" % c.m("objects_removed"),
+                "%d" % c.m("objects_live"), bytes_name(c.m("bytes_written")),
+                fmt(c.m("seconds")), fmt(c.m("mb_per_sec"), 1)))
+        P("")
+    if spaces:
+        P("| backend | when | used | free | free extents | mean free extent | largest free "
+          "| fragmentation score |")
+        P("|---|---|---|---|---|---|---|---|")
+        whens = {"fresh": "before the fill", "aged": "after the fill",
+                 "after": "after the aged workloads"}
+        for b in sorted(spaces):
+            for w in ("fresh", "aged", "after"):
+                c = spaces[b].get(w)
+                if not c:
+                    continue
+                sp = c.sp("frag_score")
+                P("| %s | %s | %s%% | %s | %s | %s | %s | %.3f%s |" % (
+                    b, whens[w], fmt(c.m("used_pct")), bytes_name(c.m("free")),
+                    "%d" % c.m("free_extents"), bytes_name(c.m("mean_free_extent")),
+                    bytes_name(c.m("largest_free")), c.m("frag_score"),
+                    " (±%.0f%%)" % sp if sp is not None else ""))
+        P("")
+    if not cells:
+        return
+    P("### Fresh against aged, same store, same run")
+    P("")
+    P("| backend | cell | fresh ops/s | aged ops/s | aged / fresh | fresh p99 µs | "
+      "aged p99 µs | p99 aged / fresh | extents per object fresh → aged |")
+    P("|---|---|---|---|---|---|---|---|---|")
+    data = "cell " + " ".join(q(b) for b in sorted(cells)) + "\n"
+    rows = {}
+    for b in sorted(cells):
+        fr, ag = cells[b].get("fresh", {}), cells[b].get("aged", {})
+        for k in sorted(set(fr) | set(ag), key=sort_key):
+            f, a = fr.get(k), ag.get(k)
+            rr = ratio(a.m("ops_per_sec"), f.m("ops_per_sec")) if f and a else None
+            ext = "-"
+            if f and a and f.m("extents_per_obj") is not None:
+                ext = "%s → %s" % (fmt(f.m("extents_per_obj"), 2),
+                                   fmt(a.m("extents_per_obj"), 2))
+            P("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                b, cell_name(k), fmt(f.m("ops_per_sec")) if f else "-",
+                fmt(a.m("ops_per_sec")) if a else "-", fmt_ratio(rr),
+                fmt(f.m("p99_us")) if f else "-", fmt(a.m("p99_us")) if a else "-",
+                fmt_ratio(ratio(a.m("p99_us"), f.m("p99_us"))) if f and a else "-", ext))
+            rows.setdefault(k, {})[b] = rr
+    P("")
+    P("Ratios below 1.00× in ops/s (above 1.00× in p99) are what aging costs. Under TCG "
+      "with one repetition a ratio within about ±30% of 1 is noise; the spread of the "
+      "object cells in section 2 shows how much.")
+    P("")
+    bs = sorted(cells)
+    if not any(v for row in rows.values() for v in row.values()):
+        return
+    for k in sorted(rows, key=sort_key):
+        data += "%s %s\n" % (q(cell_name(k)), " ".join(
+            "%.4f" % rows[k][b] if rows[k].get(b) else "NaN" for b in bs))
+    png = gnuplot(plots, "aging-ratio", """
+set title 'Aged store (90%% full, fragmented) against fresh: ops/s ratio (1 = no change)'
+set style data histograms
+set style histogram clustered gap 2
+set style fill solid 0.8 border -1
+set ylabel 'aged / fresh ops/s'
+set yrange [0:*]
+set xtics rotate by -30 scale 0 font ',9'
+set key outside right top
+set grid ytics
+set bmargin 8
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'
+plot for [i=2:%d] DATA using i:xtic(1) title columnheader(i)
+""" % (len(bs) + 1), data)
+    if png:
+        P("![aged against fresh](%s)" % png)
+        P("")
+
+
+def load_section(recs, P, missing, plots):
+    """Section 3b: sustained load (rawstore-bench load:SECONDS). Returns its cells."""
+    rs = [r for r in recs if r.get("section") == "load"]
+    if not rs:
+        return None
+    cells = {}
+    for r in rs:
+        b = backend_label(r)
+        if r["status"] != "ok":
+            missing.append(("load %s all" % b, r.get("why", "")))
+            cells.setdefault(b, None)
+            continue
+        if r.get("kind") == "load":
+            if cells.get(b) is None:
+                cells[b] = Cell()
+            cells[b].add(r)
+    P("## 3b. Sustained load")
+    P("")
+    P("`rawstore-bench load:SECONDS --threads N` on a fresh store: N client threads, each "
+      "owning its own collection of 24 objects (every third one 64 KiB, the others 4 KiB), "
+      "loop for a bounded time over: whole-object writes (30%), 4 KiB overwrites in place "
+      "(15%), removes (10%), 4 KiB random reads (35%) and whole-object reads (10%); every "
+      "write and remove is its own durable transaction submitted with `rawstore_submit()`, "
+      "so N transactions are in flight; one more thread calls `rawstore_reclaim()` every "
+      "0.5 s. Every read is compared with what its client wrote (a mismatch fails the "
+      "cell). *ops/s* counts transactions and reads; *per second* is the spread of the "
+      "one-second samples (min / median / max), so a stall shows as a low minimum.")
+    P("")
+    P("| backend | threads | seconds | ops/s | txns/s | reads/s | per second min / median "
+      "/ max | txn p50 µs | txn p99 µs | txn p999 µs | read p50 µs | read p99 µs | "
+      "flushes/txn | RocksDB syncs/txn | reclaims (punched) | RSS start → max | "
+      "spread (ops/s) |")
+    P("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for b, c in sorted(cells.items()):
+        if c is None:
+            continue
+        sp = c.sp("ops_per_sec")
+        P("| %s | %d | %s | **%s** | %s | %s | %s / %s / %s | %s | **%s** | %s | %s | %s | "
+          "%s | %s | %s (%s) | %s → %s | %s |" % (
+              b, c.reps[0]["threads"], fmt(c.m("seconds")), fmt(c.m("ops_per_sec")),
+              fmt(c.m("txns_per_sec")), fmt(c.m("reads_per_sec")), fmt(c.m("per_sec_min")),
+              fmt(c.m("per_sec_median")), fmt(c.m("per_sec_max")), fmt(c.m("p50_us")),
+              fmt(c.m("p99_us")), fmt(c.m("p999_us")), fmt(c.m("read_p50_us")),
+              fmt(c.m("read_p99_us")), fmt(c.m("flushes_per_txn"), 2),
+              fmt(c.m("db_syncs_per_txn"), 2), fmt(c.m("reclaims")),
+              size_name(int(c.m("bytes_punched"))) if c.m("bytes_punched") else "0",
+              size_name(int(c.m("rss_start_kb")) * KiB), size_name(int(c.m("rss_max_kb")) * KiB),
+              "-" if sp is None else "%.0f%%" % sp))
+    P("")
+    data = ""
+    names = []
+    for b, c in sorted(cells.items()):
+        if c is None:
+            continue
+        for label, field in (("transactions", "cdf_us"), ("reads", "read_cdf_us")):
+            cdfs = [r[field] for r in c.reps if r.get(field)]
+            if not cdfs:
+                continue
+            cdf = [statistics.median(x[i] for x in cdfs) for i in range(len(cdfs[0]))]
+            names.append("%s %s" % (b, label))
+            data += "# %s %s\n" % (b, label)
+            for i, v in enumerate(cdf):
+                data += "%.3f %.1f\n" % (max(v, 1.0) / 1e3, pct_at(i, len(cdf)))
+            data += "\n\n"
+    if names:
+        png = gnuplot(plots, "load-cdf", """
+set title 'Sustained load: latency CDF of transactions and reads'
+set logscale x
+set xlabel 'latency, ms (log)'
+set ylabel 'percent of operations at or below'
+set key bottom right
+set grid
+plot %s
+""" % ", ".join("DATA index %d using 1:2 with lines lw 2 title %s" % (i, q(n))
+                for i, n in enumerate(names)), data)
+        if png:
+            P("![load latency CDF](%s)" % png)
+            P("")
+    data = ""
+    names = []
+    for b, c in sorted(cells.items()):
+        if c is None:
+            continue
+        for r in c.reps:
+            if not r.get("timeline"):
+                continue
+            names.append("%s rep %s" % (b, r.get("rep", 1)))
+            data += "# %s\n" % names[-1]
+            for i, v in enumerate(r["timeline"]):
+                data += "%d %d\n" % (i + 1, v)
+            data += "\n\n"
+    if names:
+        png = gnuplot(plots, "load-timeline", """
+set title 'Sustained load: operations completed per second'
+set xlabel 'second of the run'
+set ylabel 'operations per second'
+set yrange [0:*]
+set key bottom right
+set grid
+plot %s
+""" % ", ".join("DATA index %d using 1:2 with linespoints title %s" % (i, q(n))
+                for i, n in enumerate(names)), data)
+        if png:
+            P("![load operations per second](%s)" % png)
+            P("")
+    return cells
+
+
+def load_targets(cells):
+    """Rows for the targets table from the sustained load (issue 13 item 7)."""
+    what = ("Sustained load (issue 13): no lost update (every read returns what its client "
+            "wrote) and no stall (every one-second sample completes operations)")
+    if not cells or all(c is None for c in cells.values()):
+        return [(None, what, "not measured (see missing cells)")]
+    out = []
+    for b, c in sorted(cells.items()):
+        if c is None:
+            out.append((False, what + " — `%s`" % b, "the cell failed (see missing cells)"))
+            continue
+        mism = sum(r.get("mismatches", 0) for r in c.reps)
+        low = min(r.get("per_sec_min", 0) for r in c.reps)
+        out.append((mism == 0 and low > 0, what + " — `%s`" % b,
+                    "%d mismatches in %s verified; slowest second %d ops, %d second(s) "
+                    "with none; %s ops/s, txn p99 %s µs, longest txn %s ms" % (
+                        mism, bytes_name(sum(r.get("bytes_verified", 0) for r in c.reps)),
+                        low, sum(r.get("timeline", []).count(0) for r in c.reps),
+                        fmt(c.m("ops_per_sec")), fmt(c.m("p99_us")),
+                        fmt(max(r["cdf_us"][-1] for r in c.reps) / 1e3))))
+    return out
+
+
 # --- the report -----------------------------------------------------------------
 
 def main():
@@ -702,6 +971,10 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
             P("![blockdev against fio](%s)" % png)
             P("")
 
+    # ---- aging and sustained load ---------------------------------------------------
+    aging_section(recs, P, missing, plots)
+    load_rows = load_section(recs, P, missing, plots)
+
     # ---- peer ---------------------------------------------------------------------
     P("## 4. BlueStore (peer)")
     P("")
@@ -738,10 +1011,6 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         P("")
         missing.append(("BlueStore comparison (all shapes)",
                         "not run: needs `bench/run --peer bluestore`"))
-
-    missing.append(("objects aging", "not built: filling to 90% with mixed sizes and "
-                    "removes, then repeating the object workloads with a fragmentation "
-                    "score, is not in rawstore-bench yet"))
 
     # ---- targets ------------------------------------------------------------------
     P("## 5. Targets")
@@ -801,6 +1070,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         else:
             targets.append((None, "1 MiB object creates ≥ 0.9× fio's sequential write "
                             "bandwidth at QD%d" % qd, "not measured"))
+    targets += load_targets(load_rows)
     P("| | target | this run |")
     P("|---|---|---|")
     for ok, what, detail in targets:

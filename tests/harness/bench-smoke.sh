@@ -2,10 +2,11 @@
 # `bench/run --smoke` (the smallest cell of every backend, in one boot of the
 # patched guest) writes a report and raw JSON lines, and both cover every
 # backend: the allocation paths, blockdev, prealloc-file, files on ext4 and
-# xfs, and fio. A backend may be reported missing only with a reason, and
-# the ones this kernel must support (blockdev, prealloc-file with
-# NO_HIDE_STALE and plain fallocate, files, fio, the ext4 first-write
-# table) must have real measurements.
+# xfs, fio, and the smallest aging and sustained-load cells. A backend may
+# be reported missing only with a reason, and the ones this kernel must
+# support (blockdev, prealloc-file with NO_HIDE_STALE and plain fallocate,
+# files, fio, the ext4 first-write table, aging on blockdev with its
+# fragmentation score, load on blockdev) must have real measurements.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
@@ -52,6 +53,11 @@ need_ok = {
     "alloc blockdev-zero-range-wz": lambda r: r.get("path") == "blockdev-zero-range-wz",
     "alloc provision-loop": lambda r: r.get("path") == "provision-loop",
     "alloc provision-dm-thin": lambda r: r.get("path") == "provision-dm-thin",
+    "aging blockdev fresh cells": lambda r: r.get("section") == "aging" and r.get("phase") == "fresh" and r.get("kind") == "object",
+    "aging blockdev aged cells": lambda r: r.get("section") == "aging" and r.get("phase") == "aged" and r.get("kind") == "object",
+    "aging fill to 90%": lambda r: r.get("section") == "aging" and r.get("kind") == "aging",
+    "aging fragmentation score": lambda r: r.get("section") == "aging" and r.get("kind") == "space" and r.get("when") == "aged",
+    "load blockdev": lambda r: r.get("section") == "load" and r.get("kind") == "load",
 }
 need_seen = {  # measured, or missing with a reason
     "prealloc-file/write-zeroes": lambda r: r.get("backend") == "prealloc-file" and r.get("variant") == "write-zeroes",
@@ -70,11 +76,18 @@ for name, pred in need_seen.items():
     print("%-40s %s" % (name, ", ".join(sorted({r["status"] for r in rs})) or "absent"))
     if not rs:
         bad.append("no line at all for " + name)
+for r in ok(need_ok["aging fragmentation score"]):
+    if not (85 <= r["used_pct"] <= 99 and 0 <= r["frag_score"] <= 1 and r["free_extents"] >= 1):
+        bad.append("aged store not near 90%% full or a bad score: %s" % r)
+for r in ok(need_ok["load blockdev"]):
+    if r.get("mismatches") != 0 or not r.get("txns") or not r.get("reads") or not r.get("p99_us"):
+        bad.append("load cell without transactions, reads or p99, or with mismatches: %s" % r)
 nhs = ok(need_ok["alloc ext4-nohide-stale first writes"])
 if nhs and nhs[0].get("jbd2_commits") is None:
     bad.append("first writes into NO_HIDE_STALE space carry no journal commit count")
 for section in ("## 1. Allocation latency", "## 2. Objects", "## 3. blockdev against",
-                "## 5. Targets", "## 6. Missing cells", "plots/"):
+                "## 3a. Aging", "## 3b. Sustained load", "## 5. Targets",
+                "## 6. Missing cells", "plots/"):
     if section not in report:
         bad.append("report.md lacks '%s'" % section)
 for png in [l.split("](")[1].rstrip(")") for l in report.splitlines() if l.startswith("![")]:
