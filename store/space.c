@@ -1635,8 +1635,7 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 		if (o.progress)
 			o.progress(o.progress_arg, total, max_u64(ca.bytes, total));
 		if (o.rate && left) {
-			uint64_t due = total / o.rate * 1000000000ULL +
-				       total % o.rate * 1000000000ULL / o.rate;
+			uint64_t due = (uint64_t)((double)total / (double)o.rate * 1e9);
 			uint64_t el = now_ns() - t0;
 
 			if (due > el) {

@@ -34,7 +34,8 @@ struct cmd {
 
 static const struct cmd *commands(void);
 
-#define POLICY_SYNOPSIS "[--zero-policy auto|prepare|pad] [--punch-policy operator|background|inline]"
+#define POLICY_SYNOPSIS \
+	"[--zero-policy auto|prepare|pad] [--punch-policy operator|background|inline]"
 #define POLICY_HELP                                                                        \
 	"  --zero-policy P   record a new zero policy: auto (prepare where zero-range\n"       \
 	"                    is offloaded, else pad), prepare (zero free space ahead\n"        \

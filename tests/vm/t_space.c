@@ -350,8 +350,8 @@ static int t_thin_cli(const char *dev, const char *pool, int gib)
 		FILE *f;
 		uint64_t w;
 
-		snprintf(cmd, sizeof(cmd), "rawstore put %s " META " big o%d > /tmp/t_space-put 2>&1",
-			 dev, i);
+		snprintf(cmd, sizeof(cmd),
+			 "rawstore put %s " META " big o%d > /tmp/t_space-put 2>&1", dev, i);
 		f = popen(cmd, "w");
 		if (!f)
 			kt_fatal("popen %s", cmd);
