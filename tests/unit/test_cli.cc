@@ -267,6 +267,15 @@ protected:
 		EXPECT_NE(out.find("\"objects\": 1"), std::string::npos) << out;
 		ASSERT_EQ(RunOut("fsck --deep " + dm), 0) << out;
 		EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+		/* issue 10: dump, and reclaim / prepare with --dry-run */
+		ASSERT_EQ(RunOut("dump --json " + dm), 0) << out;
+		EXPECT_NE(out.find("\"onodes\": 1,"), std::string::npos) << out;
+		EXPECT_NE(out.find("\"deferred\": 1,"), std::string::npos) << out;
+		ASSERT_EQ(RunOut("df " + dm), 0) << out;
+		ASSERT_EQ(RunOut("reclaim --dry-run " + dm), 0) << out;
+		EXPECT_NE(out.find("would punch "), std::string::npos) << out;
+		ASSERT_EQ(RunOut("prepare --dry-run --json " + dm), 0) << out;
+		EXPECT_NE(out.find("\"dry_run\": true"), std::string::npos) << out;
 		EXPECT_EQ(tree_state(d), dev_before);
 		EXPECT_EQ(tree_state(meta), meta_before);
 	}
