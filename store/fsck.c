@@ -37,6 +37,9 @@ struct fsck {
 	 * use is freed and no record they might own is deleted. */
 	uint64_t corrupt_onodes;
 	uint64_t bad_keys;		/* object records whose key does not parse */
+	/* "W" records: ranges a crash left being zeroed or punched (free, but
+	 * not in "F" until a read-write open puts them back). */
+	struct extset inflight;
 };
 
 static const char *const kind_names[] = {
@@ -51,6 +54,8 @@ static const char *const kind_names[] = {
 	[RAWSTORE_FSCK_ORPHAN] = "orphan",
 	[RAWSTORE_FSCK_CSUM] = "checksum",
 	[RAWSTORE_FSCK_IO] = "io_error",
+	[RAWSTORE_FSCK_ZEROED_NOT_FREE] = "zeroed_not_free",
+	[RAWSTORE_FSCK_IN_FLIGHT] = "in_flight",
 };
 
 void rawstore_fsck_opts_init(struct rawstore_fsck_opts *o)
@@ -458,7 +463,9 @@ static int check_space(struct fsck *fk)
 			       0, "device range [%llu, +%llu) is both used and free",
 			       (unsigned long long)off,
 			       (unsigned long long)(min_u64(end, other_end) - off));
-		if (off > pos) {
+		if (off > pos && extset_overlap(&fk->inflight, pos, off - pos) == off - pos) {
+			/* in flight: reported by check_in_flight */
+		} else if (off > pos) {
 			/* A corrupt onode may own the "leaked" space: never free it then. */
 			bool fix = fk->o.repair && !fk->corrupt_onodes;
 
@@ -472,7 +479,8 @@ static int check_space(struct fsck *fk)
 		}
 		pos = max_u64(pos, end);
 	}
-	if (pos < st->data_end) {
+	if (pos < st->data_end &&
+	    extset_overlap(&fk->inflight, pos, st->data_end - pos) != st->data_end - pos) {
 		bool fix = fk->o.repair && !fk->corrupt_onodes &&
 			   !extset_insert(&st->freeset, pos, st->data_end - pos);
 
@@ -508,6 +516,71 @@ static int check_unpunched(struct fsck *fk)
 		if (extset_overlap(&st->freeset, r.off, r.len) != r.len)
 			report(fk, RAWSTORE_FSCK_UNPUNCHED_USED, NULL, r.off, r.len, 0,
 			       "range [%llu, +%llu) awaits punching but is not free",
+			       (unsigned long long)r.off, (unsigned long long)r.len);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+/* Ranges a crash left being zeroed or punched ("W"): reported, and not
+ * counted as leaks by check_space. */
+static int check_in_flight(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	char p = 'W';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_ext_rec r;
+
+		if (decode_ext_rec('W', k, kl, v, vl, &st->lim, &r))
+			continue;	/* open refuses a corrupt list */
+		report(fk, RAWSTORE_FSCK_IN_FLIGHT, NULL, r.off, r.len, 0,
+		       "range [%llu, +%llu) was being zeroed or punched when the store "
+		       "stopped; a read-write open returns it to the free list (dirty)",
+		       (unsigned long long)r.off, (unsigned long long)r.len);
+		ret = extset_insert(&fk->inflight, r.off, r.len);
+		if (ret == -EEXIST)
+			ret = 0;
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
+/* Every range recorded as zeroed ("Z") lies inside the free list and
+ * outside the in-flight ranges: zeroed space is free space. */
+static int check_zeroed(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_iter *it;
+	char p = 'Z';
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_ext_rec r;
+
+		if (decode_ext_rec('Z', k, kl, v, vl, &st->lim, &r))
+			continue;
+		/* read-only, st->freeset holds the in-flight ranges too */
+		if (extset_overlap(&st->freeset, r.off, r.len) != r.len ||
+		    extset_overlap(&fk->inflight, r.off, r.len))
+			report(fk, RAWSTORE_FSCK_ZEROED_NOT_FREE, NULL, r.off, r.len, 0,
+			       "range [%llu, +%llu) is recorded as zeroed but is not free "
+			       "(a read-write open treats it as dirty)",
 			       (unsigned long long)r.off, (unsigned long long)r.len);
 	}
 	ret = meta_iter_error(it);
@@ -634,11 +707,15 @@ static int fsck_job(struct rawstore *st, void *arg)
 	rocksdb_writebatch_wi_clear(st->wb);
 	ret = check_supers(fk);
 	if (!ret)
+		ret = check_in_flight(fk);
+	if (!ret)
 		ret = scan_onodes(fk);
 	if (!ret)
 		ret = check_space(fk);
 	if (!ret)
 		ret = check_unpunched(fk);
+	if (!ret)
+		ret = check_zeroed(fk);
 	if (!ret) {
 		fk->nids = calloc(fk->n_objs ? fk->n_objs : 1, sizeof(uint64_t));
 		if (!fk->nids)
@@ -675,6 +752,7 @@ int rawstore_fsck(struct rawstore *st, const struct rawstore_fsck_opts *o,
 		return -EINVAL;
 	memset(&fk, 0, sizeof(fk));
 	fk.st = st;
+	extset_init(&fk.inflight, false);
 	rawstore_fsck_opts_init(&fk.o);
 	if (o) {
 		if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(fk.o))
@@ -697,5 +775,6 @@ int rawstore_fsck(struct rawstore *st, const struct rawstore_fsck_opts *o,
 	free(fk.objs);
 	free(fk.used);
 	free(fk.nids);
+	extset_destroy(&fk.inflight);
 	return ret;
 }

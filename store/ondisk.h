@@ -24,6 +24,9 @@
  *                                     (merged; always inside a free extent)
  *   "W" be64(offset)                  le64 length: free, being zeroed or punched
  *                                     (not in "F"; back into "F", dirty, at open)
+ *   "V" be64(offset)                  le64 length: provisioned by the store on a
+ *                                     thin device or store file, not punched since
+ *                                     (merged; what statfs reports as provisioned)
  *   "Y"                               struct rs_disk_space_policy
  *   "D" be64(seq)                     deferred write: le64 device offset, le32
  *                                     length, le32 reserved, then the data;

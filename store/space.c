@@ -39,7 +39,7 @@ struct space_round {
 struct rs_space {
 	struct rs_job_runner jobs;	/* the commit thread (space_start) */
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
-	struct extset_observer zobs, wobs;
+	struct extset_observer zobs, wobs, vobs;
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
 
 	struct rs_disk_space_policy rec;	/* as recorded */
@@ -130,6 +130,16 @@ static void infl_del(void *a, uint64_t off)
 	obs_del(((struct rawstore *)a)->wb, 'W', off);
 }
 
+static void prov_put(void *a, uint64_t off, uint64_t len)
+{
+	obs_put(((struct rawstore *)a)->wb, 'V', off, len);
+}
+
+static void prov_del(void *a, uint64_t off)
+{
+	obs_del(((struct rawstore *)a)->wb, 'V', off);
+}
+
 static const char *set_name(char type)
 {
 	switch (type) {
@@ -139,6 +149,8 @@ static const char *set_name(char type)
 		return "unpunched";
 	case 'Z':
 		return "zeroed";
+	case 'V':
+		return "provisioned";
 	default:
 		return "in-flight";
 	}
@@ -575,6 +587,8 @@ int space_load(struct rawstore *st)
 	if (!ret)
 		ret = load_extents(st, 'W', &w);
 	if (!ret)
+		ret = load_extents(st, 'V', &sp->provisioned);
+	if (!ret)
 		ret = load_fixup(st, &w);
 	extset_destroy(&w);
 	if (!ret)
@@ -590,10 +604,12 @@ void space_attach(struct rawstore *st)
 	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st };
 	sp->zobs = (struct extset_observer){ zero_put, zero_del, st };
 	sp->wobs = (struct extset_observer){ infl_put, infl_del, st };
+	sp->vobs = (struct extset_observer){ prov_put, prov_del, st };
 	st->freeset.obs = &st->free_obs;
 	st->unpunched.obs = &st->unpunched_obs;
 	sp->zeroed.obs = &sp->zobs;
 	sp->inflight.obs = &sp->wobs;
+	sp->provisioned.obs = &sp->vobs;
 }
 
 void space_detach(struct rawstore *st)
@@ -603,6 +619,7 @@ void space_detach(struct rawstore *st)
 	if (st->space) {
 		st->space->zeroed.obs = NULL;
 		st->space->inflight.obs = NULL;
+		st->space->provisioned.obs = NULL;
 	}
 }
 
@@ -1523,50 +1540,152 @@ void space_close(struct rawstore *st, bool healthy)
 
 /* ---- reclaim and prepare (caller's thread) ---- */
 
-int rawstore_reclaim(struct rawstore *st)
+void rawstore_space_opts_init(struct rawstore_space_opts *o)
 {
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+}
+
+struct count_arg {
+	enum round_kind kind;
+	uint64_t max, bytes;
+};
+
+/* Commit thread: the bytes a run would zero or punch now. */
+static int count_job(struct rawstore *st, void *arg)
+{
+	struct count_arg *a = arg;
+	struct space_round r = { .kind = a->kind };
+	size_t i;
+	int ret;
+
+	ret = space_quiesce(st);
+	if (!ret)
+		ret = round_collect(st, &r, a->max);
+	for (i = 0; !ret && i < r.r.n; i++)
+		a->bytes += r.r.v[i].len;
+	pext_vec_free(&r.r);
+	return ret;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Zero or punch free space in rounds on the caller's thread: at most
+ * o->max_bytes (unit aligned), at most o->rate bytes/s, reporting progress.
+ * Returns the bytes done, or (dry run) the bytes that would be.
+ */
+static int64_t space_run(struct rawstore *st, enum round_kind kind,
+			 const struct rawstore_space_opts *uo, const char *what)
+{
+	struct rawstore_space_opts o;
+	struct count_arg ca = { kind, 0, 0 };
+	uint64_t total = 0, left, step, t0;
 	int64_t done;
-	int err;
+	int err, ret;
 
 	if (!st)
 		return -EINVAL;
-	if (st->opts.read_only)
-		return rs_err(st, -EROFS, "reclaim: the store is open read-only");
+	rawstore_space_opts_init(&o);
+	if (uo) {
+		if (uo->struct_size < sizeof(size_t) || uo->struct_size > sizeof(o))
+			return rs_err(st, -EINVAL, "%s: bad options struct_size", what);
+		memcpy(&o, uo, uo->struct_size);
+	}
+	if (st->opts.read_only && !o.dry_run)
+		return rs_err(st, -EROFS, "%s: the store is open read-only", what);
 	if (st->space->jobs.on_thread(st))
 		return -EDEADLK;
 	rs_clear_err();
+	left = UINT64_MAX;
+	if (o.max_bytes)
+		left = max_u64(round_down(o.max_bytes, st->min_alloc), st->min_alloc);
+	ca.max = left;
+	if (o.dry_run || o.progress) {
+		ret = st->space->jobs.run(st, count_job, &ca);
+		if (ret)
+			return ret;
+		if (o.dry_run)
+			return (int64_t)ca.bytes;
+	}
+	/* Rounds small enough that the rate limit paces smoothly. */
+	step = ROUND_MAX;
+	if (o.rate)
+		step = min_u64(step, max_u64(round_down(o.rate / 4, st->min_alloc),
+					     st->min_alloc));
+	if (o.progress)
+		o.progress(o.progress_arg, 0, ca.bytes);
+	t0 = now_ns();
 	do {
-		done = run_round(st, ROUND_PUNCH, ROUND_MAX, true, &err);
+		done = run_round(st, kind, min_u64(left, step), true, &err);
 		if (err)
-			return rs_err(st, err, "reclaim: punching freed space failed: %s",
+			return rs_err(st, err, "%s: %s failed: %s", what,
+				      kind == ROUND_PUNCH ? "punching freed space" : "zero-range",
 				      strerror(-err));
-	} while (done > 0);
-	return done < 0 ? (int)done : 0;
+		if (done <= 0)
+			break;
+		total += (uint64_t)done;
+		left -= min_u64(left, (uint64_t)done);
+		if (o.progress)
+			o.progress(o.progress_arg, total, max_u64(ca.bytes, total));
+		if (o.rate && left) {
+			uint64_t due = (uint64_t)((double)total / (double)o.rate * 1e9);
+			uint64_t el = now_ns() - t0;
+
+			if (due > el) {
+				struct timespec ts = { (time_t)((due - el) / 1000000000ULL),
+						       (long)((due - el) % 1000000000ULL) };
+
+				while (nanosleep(&ts, &ts) && errno == EINTR)
+					;
+			}
+		}
+	} while (left);
+	return done < 0 ? done : (int64_t)total;
+}
+
+int64_t rawstore_space_reclaim(struct rawstore *st, const struct rawstore_space_opts *o)
+{
+	return space_run(st, ROUND_PUNCH, o, "reclaim");
+}
+
+int64_t rawstore_space_prepare(struct rawstore *st, const struct rawstore_space_opts *o)
+{
+	return space_run(st, ROUND_ZERO, o, "prepare");
+}
+
+int rawstore_reclaim(struct rawstore *st)
+{
+	int64_t ret = space_run(st, ROUND_PUNCH, NULL, "reclaim");
+
+	return ret < 0 ? (int)ret : 0;
 }
 
 int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes)
 {
-	uint64_t total = 0, left = max_bytes ? max_bytes : UINT64_MAX;
-	int64_t done;
-	int err;
+	struct rawstore_space_opts o;
 
-	if (!st)
-		return -EINVAL;
-	if (st->opts.read_only)
-		return rs_err(st, -EROFS, "prepare: the store is open read-only");
-	if (st->space->jobs.on_thread(st))
-		return -EDEADLK;
-	rs_clear_err();
-	do {
-		done = run_round(st, ROUND_ZERO, left, true, &err);
-		if (err)
-			return rs_err(st, err, "prepare: zero-range failed: %s", strerror(-err));
-		if (done > 0) {
-			total += (uint64_t)done;
-			left -= min_u64(left, (uint64_t)done);
-		}
-	} while (done > 0 && left);
-	return done < 0 ? done : (int64_t)total;
+	rawstore_space_opts_init(&o);
+	o.max_bytes = max_bytes;
+	return space_run(st, ROUND_ZERO, &o, "prepare");
+}
+
+/* rawstore_records_get: the in-memory parts (commit thread or read-only). */
+void space_records(struct rawstore *st, struct rawstore_records *r)
+{
+	struct rs_space *sp = st->space;
+
+	r->dirty_extents = sp->dirty.count;
+	r->zero_policy = rawstore_zero_policy_name(sp->rec.zero);
+	r->punch_policy = rawstore_punch_policy_name(sp->rec.punch);
+	r->prealloc_policy = rawstore_prealloc_policy_name(sp->rec.prealloc ? sp->rec.prealloc :
+							   RAWSTORE_PREALLOC_NONE);
 }
 
 /* ---- test hook (debug.h) ---- */

@@ -119,4 +119,8 @@ void space_after_commit(struct rawstore *st);
  * the free list), so that a job (fsck) sees the whole free list. */
 int space_quiesce(struct rawstore *st);
 
+/* rawstore_records_get: fill the in-memory parts (dirty extents, the
+ * recorded policies). */
+void space_records(struct rawstore *st, struct rawstore_records *r);
+
 #endif /* RAWSTORE_SPACE_H */

@@ -38,6 +38,9 @@ enum rawstore_fsck_kind {
 	RAWSTORE_FSCK_ORPHAN,		/* attr/omap/object without owner */
 	RAWSTORE_FSCK_CSUM,		/* data checksum mismatch (deep) */
 	RAWSTORE_FSCK_IO,		/* read error (deep) */
+	RAWSTORE_FSCK_ZEROED_NOT_FREE,	/* range recorded as zeroed is not free */
+	RAWSTORE_FSCK_IN_FLIGHT,	/* range left being zeroed or punched by a
+					 * crash (a read-write open puts it back) */
 };
 
 struct rawstore_fsck_problem {

@@ -198,7 +198,8 @@ struct rawstore_statfs {
 					 * and in_flight); zeroed + dirty = free */
 	uint64_t in_flight;		/* free bytes being zeroed or punched right now */
 	uint64_t provisioned;		/* bytes this store provisioned (thin devices
-					 * and files) since open, and not punched */
+					 * and files) and has not punched or discarded
+					 * since; recorded, so it survives a reopen */
 };
 
 /* Set st->struct_size = sizeof(*st) before calling. */
@@ -282,6 +283,70 @@ int rawstore_reclaim(struct rawstore *st);
  * I/O error.
  */
 int64_t rawstore_prepare(struct rawstore *st, uint64_t max_bytes);
+
+/* Progress of rawstore_space_reclaim() / rawstore_space_prepare(): @done
+ * bytes so far of @total planned (done may pass total when ranges freed
+ * meanwhile join in).  Called on the caller's thread, once with done = 0
+ * before the first round and after each round. */
+typedef void (*rawstore_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+struct rawstore_space_opts {
+	size_t struct_size;		/* sizeof(struct rawstore_space_opts) */
+	uint64_t max_bytes;		/* stop after about this many bytes (rounded
+					 * down to allocation units, at least one);
+					 * 0 = all */
+	uint64_t rate;			/* bytes/s at most, 0 = no limit */
+	int dry_run;			/* 1: only count the bytes that would be
+					 * punched or zeroed; nothing is written, and a
+					 * store opened read-only is fine */
+	rawstore_progress_fn progress;	/* NULL: none */
+	void *progress_arg;
+};
+
+/* Fill @o with defaults (everything, no rate limit, no callback). */
+void rawstore_space_opts_init(struct rawstore_space_opts *o);
+
+/*
+ * rawstore_reclaim() and rawstore_prepare() with a limit, a rate, a
+ * progress callback, or as a dry run.  @o may be NULL.  Return the bytes
+ * punched (reclaim; discarded on a thin device without write-zeroes) or
+ * zeroed (prepare), or with dry_run the bytes that would be, >= 0; or
+ * -EINVAL bad options, -EROFS read-only store (unless dry_run),
+ * -EOPNOTSUPP the device refuses the verb, -EDEADLK called from a
+ * completion callback, or an I/O error.
+ */
+int64_t rawstore_space_reclaim(struct rawstore *st, const struct rawstore_space_opts *o);
+int64_t rawstore_space_prepare(struct rawstore *st, const struct rawstore_space_opts *o);
+
+/* What the metadata holds: counts of records by kind (rawstore dump). */
+struct rawstore_records {
+	size_t struct_size;
+	uint64_t generation;		/* metadata sequence number: grows with every
+					 * committed batch */
+	uint64_t mkfs_time;		/* seconds since the epoch */
+	uint64_t collections;		/* "C" records */
+	uint64_t onodes;		/* object records ("O") */
+	uint64_t onode_extents;		/* extents in the object records */
+	uint64_t inline_objects;	/* objects whose data is in RocksDB */
+	uint64_t attrs;			/* attribute records */
+	uint64_t omap_keys;		/* omap records */
+	uint64_t omap_headers;
+	uint64_t shared_units;		/* reference records of clone-shared units */
+	uint64_t free_records, free_bytes;		/* "F" */
+	uint64_t zeroed_records, zeroed_bytes;		/* "Z" */
+	uint64_t dirty_extents, dirty_bytes;		/* free, not zeroed (in memory) */
+	uint64_t unpunched_records, unpunched_bytes;	/* "P" */
+	uint64_t in_flight_records, in_flight_bytes;	/* "W": a crash left them */
+	uint64_t provisioned_records, provisioned_bytes;	/* "V" */
+	uint64_t deferred_records, deferred_bytes;	/* "D": pending overwrites */
+	const char *zero_policy;	/* as recorded ("auto", "prepare", "pad") */
+	const char *punch_policy;	/* as recorded */
+	const char *prealloc_policy;	/* as recorded */
+};
+
+/* Count the records (reads all of the metadata; a diagnostic, not a fast
+ * path).  Set r->struct_size = sizeof(*r) first.  0 or -errno. */
+int rawstore_records_get(struct rawstore *st, struct rawstore_records *r);
 
 #ifdef __cplusplus
 }

@@ -1,76 +1,131 @@
 // SPDX-License-Identifier: MIT
-/* rawstore: the operator's command for a rawstore device. */
+/*
+ * rawstore: the operator's command for a rawstore device, in the manner of
+ * util-linux and ceph-bluestore-tool.  One function per subcommand; each
+ * parses its own options (getopt_long), answers --help on stdout with exit
+ * status 0, and refuses bad arguments with its usage on stderr and exit
+ * status 2.  Errors name the device and the cause.
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <blkid/blkid.h>
 
 #include "rawstore/rawstore.h"
 
-static void usage(FILE *f)
+struct cmd {
+	const char *name;
+	int (*fn)(const struct cmd *c, int argc, char **argv);
+	const char *synopsis;		/* after "rawstore NAME " */
+	const char *summary;		/* one line for rawstore --help */
+	const char *help;		/* the options, for rawstore NAME --help */
+	const char *alias_of;		/* NULL, or the command this one is */
+};
+
+static const struct cmd *commands(void);
+
+#define POLICY_SYNOPSIS \
+	"[--zero-policy auto|prepare|pad] [--punch-policy operator|background|inline]"
+#define POLICY_HELP                                                                        \
+	"  --zero-policy P   record a new zero policy: auto (prepare where zero-range\n"       \
+	"                    is offloaded, else pad), prepare (zero free space ahead\n"        \
+	"                    in the background) or pad (write zeros into partial units)\n"     \
+	"  --punch-policy P  record a new punch policy: operator (only 'rawstore\n"            \
+	"                    reclaim'), background (a rate-limited queue) or inline\n"         \
+	"                    (right after each commit that frees space)\n"
+#define RUN_SYNOPSIS "[--dry-run] [--max-bytes N] [--rate N] [--progress|--no-progress] [--json]"
+#define RUN_HELP                                                                           \
+	"  --dry-run         count the bytes, change nothing (the store is opened\n"           \
+	"                    read-only)\n"                                                      \
+	"  --max-bytes N     stop after N bytes (rounded down to allocation units)\n"          \
+	"  --rate N          at most N bytes per second\n"                                     \
+	"  --progress        print progress on stderr even when it is not a terminal\n"        \
+	"  --no-progress     no progress output (default when stderr is not a terminal)\n"     \
+	"  --json            print the summary as JSON\n"
+
+static void print_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: rawstore <command> [options] <device> <metadata-dir> [args]\n"
-		"commands:\n"
-		"  mkfs    [--min-alloc N] [--csum-block N] [--inline-max N] [--size BYTES]\n"
-		"          [--force] DEV META      create a store\n"
-		"  fsck    [--deep] [--repair] [--json] [--rebuild-freelist] DEV META\n"
-		"                                  check (deep: verify every checksum);\n"
-		"                                  repair returns leaked space; rebuild the\n"
-		"                                  free list from the objects if it is corrupt\n"
-		"  statfs  [--json] DEV META        space and object counts\n"
-		"  info    [--json] DEV META        geometry, I/O engine, format\n"
-		"  ls      DEV META [COLL]          list collections, or objects of COLL\n"
-		"  stat    DEV META COLL NAME       one object's size and allocation\n"
-		"  cat     DEV META COLL NAME       write an object's data to stdout\n"
-		"  reclaim DEV META                 punch freed ranges not yet punched\n"
-		"  prepare [--max-bytes N] DEV META zero dirty free space ahead\n"
-		"  version                          print the library version\n"
-		"sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
-		"exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
-		"             found the store corrupt)\n");
+	const struct cmd *c;
+
+	fprintf(f, "usage: rawstore COMMAND [options] DEV META [args]\n"
+		   "       rawstore COMMAND --help\n"
+		   "commands:\n");
+	for (c = commands(); c->name; c++)
+		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+	fprintf(f, "'rawstore COMMAND --help' shows the options and arguments of COMMAND.\n"
+		   "DEV is the block device (or file) holding the data, META the directory of\n"
+		   "the metadata (RocksDB).\n"
+		   "sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
+		   "exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
+		   "             found the store corrupt)\n");
 }
 
-static int fail(const char *what, int err)
+static int cmd_help(const struct cmd *c)
 {
-	const char *detail = rawstore_errmsg();
-
-	fprintf(stderr, "rawstore %s: %s%s%s\n", what, rawstore_strerror(err),
-		*detail ? ": " : "", detail);
-	return 1;
-}
-
-static int open_store_opts(int argc, char **argv, const struct rawstore_open_opts *o,
-			   struct rawstore **st)
-{
-	int ret;
-
-	if (argc - optind < 2) {
-		usage(stderr);
-		return 2;
-	}
-	ret = rawstore_open(argv[optind], argv[optind + 1], o, st);
-	if (ret)
-		return fail("open", ret);
+	printf("usage: rawstore %s %s\n\n%s\n", c->name, c->synopsis, c->summary);
+	if (c->help && *c->help)
+		printf("\noptions:\n%s", c->help);
+	printf("  -h, --help        print this help and exit\n");
 	return 0;
 }
 
-/* Read-only commands open the store read-only: nothing is written, a
- * read-only device works, and deferred writes are not replayed. */
-static int open_store_ro(int argc, char **argv, struct rawstore **st)
-{
-	struct rawstore_open_opts o;
+/* Bad arguments: say what is wrong, the usage, exit status 2. */
+static int usage_error(const struct cmd *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-	rawstore_open_opts_init(&o);
-	o.read_only = 1;
-	return open_store_opts(argc, argv, &o, st);
+static int usage_error(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "rawstore %s: ", c->name);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "usage: rawstore %s %s\nTry 'rawstore %s --help' for more information.\n",
+		c->name, c->synopsis, c->name);
+	return 2;
 }
 
+/* Positional arguments: between @min and @max after the options. */
+static int want_args(const struct cmd *c, int argc, char **argv, int min, int max)
+{
+	int n = argc - optind;
+
+	if (n < min)
+		return usage_error(c, n ? "too few arguments" : "no device and metadata "
+				   "directory given");
+	if (n > max)
+		return usage_error(c, "unexpected argument '%s'", argv[optind + max]);
+	return 0;
+}
+
+/* An error of the store: name the device and the cause. */
+static int fail_dev(const struct cmd *c, const char *dev, const char *what, int err)
+{
+	const char *detail = rawstore_errmsg();
+
+	if (err == -EMEDIUMTYPE) {
+		fprintf(stderr, "rawstore %s: %s is not a rawstore (no rawstore superblock; "
+			"create one with 'rawstore mkfs')\n", c->name, dev);
+		return 1;
+	}
+	fprintf(stderr, "rawstore %s: %s: %s%s%s%s%s\n", c->name, dev, what ? what : "",
+		what ? ": " : "", rawstore_strerror(err), *detail ? ": " : "", detail);
+	return 1;
+}
 /*
  * A size in bytes: decimal digits, then optionally one of k, m, g, t (KiB,
  * MiB, GiB, TiB, either case).  Anything else, or a value above @max, is
@@ -182,62 +237,6 @@ static int check_signatures(const char *dev)
 	return ret < 0 ? -EIO : 0;
 }
 
-static int cmd_mkfs(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "min-alloc", required_argument, 0, 'a' },
-		{ "csum-block", required_argument, 0, 'c' },
-		{ "inline-max", required_argument, 0, 'i' },
-		{ "size", required_argument, 0, 's' },
-		{ "force", no_argument, 0, 'f' },
-		{ 0, 0, 0, 0 },
-	};
-	struct rawstore_mkfs_opts o;
-	int c, ret;
-
-	rawstore_mkfs_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "a:c:i:s:f", lo, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			if (parse_u32("--min-alloc", optarg, &o.min_alloc_size))
-				return 2;
-			break;
-		case 'c':
-			if (parse_u32("--csum-block", optarg, &o.csum_block_size))
-				return 2;
-			break;
-		case 'i':
-			if (parse_u32("--inline-max", optarg, &o.inline_max))
-				return 2;
-			break;
-		case 's':
-			if (parse_size("--size", optarg, UINT64_MAX, &o.device_size))
-				return 2;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind != 2) {
-		usage(stderr);
-		return 2;
-	}
-	if (!o.force) {
-		ret = check_signatures(argv[optind]);
-		if (ret)
-			return 1;
-	}
-	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
-	if (ret)
-		return fail("mkfs", ret);
-	printf("created rawstore on %s (metadata in %s)\n", argv[optind], argv[optind + 1]);
-	return 0;
-}
-
 static void json_str(const void *p, size_t len)
 {
 	const unsigned char *s = p;
@@ -253,6 +252,179 @@ static void json_str(const void *p, size_t len)
 			putchar(s[i]);
 	}
 	putchar('"');
+}
+
+static void human(uint64_t v, char *buf, size_t len)
+{
+	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int i = 0;
+
+	while (d >= 1024 && i < 4) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+}
+
+
+static int opt_policy(const struct cmd *c, const char *opt, const char *arg,
+		      const char *(*name)(int), int max, int *out)
+{
+	int i;
+
+	for (i = 1; i <= max; i++) {
+		if (!strcmp(arg, name(i))) {
+			*out = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "rawstore %s: %s '%s': not one of", c->name, opt, arg);
+	for (i = 1; i <= max; i++)
+		fprintf(stderr, " %s", name(i));
+	fputc('\n', stderr);
+	return usage_error(c, NULL);
+}
+
+/* The option letters of the policy options, shared by the read-write
+ * commands: 0 if @o was one (stored in *oo), 2 on a bad value, 1 if not. */
+static int opt_open_policy(const struct cmd *c, int o, struct rawstore_open_opts *oo)
+{
+	switch (o) {
+	case 'Z':
+		return opt_policy(c, "--zero-policy", optarg, rawstore_zero_policy_name,
+				  RAWSTORE_ZERO_PAD, &oo->zero_policy);
+	case 'P':
+		return opt_policy(c, "--punch-policy", optarg, rawstore_punch_policy_name,
+				  RAWSTORE_PUNCH_INLINE, &oo->punch_policy);
+	}
+	return 1;
+}
+
+#define POLICY_OPTIONS { "zero-policy", required_argument, 0, 'Z' }, \
+		       { "punch-policy", required_argument, 0, 'P' }
+#define HELP_OPTION { "help", no_argument, 0, 'h' }
+
+static int open_store(const struct cmd *c, char **argv, const struct rawstore_open_opts *o,
+		      struct rawstore **st)
+{
+	int ret = rawstore_open(argv[optind], argv[optind + 1], o, st);
+
+	return ret ? fail_dev(c, argv[optind], "open", ret) : 0;
+}
+
+/* Read-only commands open the store read-only: nothing is written, a
+ * read-only device works, and deferred writes are not replayed. */
+static int open_store_ro(const struct cmd *c, char **argv, struct rawstore **st)
+{
+	struct rawstore_open_opts o;
+
+	rawstore_open_opts_init(&o);
+	o.read_only = 1;
+	return open_store(c, argv, &o, st);
+}
+
+static int close_store(const struct cmd *c, const char *dev, struct rawstore *st)
+{
+	int ret = rawstore_close(st);
+
+	return ret ? fail_dev(c, dev, "close", ret) : 0;
+}
+
+/* The options of the commands that take only --json (and --help). */
+static int parse_json_only(const struct cmd *c, int argc, char **argv, bool *json)
+{
+	static const struct option lo[] = { { "json", no_argument, 0, 'j' }, HELP_OPTION,
+					    { 0, 0, 0, 0 } };
+	int o;
+
+	*json = false;
+	while ((o = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
+		switch (o) {
+		case 'j':
+			*json = true;
+			break;
+		case 'h':
+			return cmd_help(c) - 1;	/* -1: done, exit 0 */
+		default:
+			return usage_error(c, NULL);
+		}
+	}
+	return 0;
+}
+
+static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "min-alloc", required_argument, 0, 'a' },
+		{ "csum-block", required_argument, 0, 'c' },
+		{ "inline-max", required_argument, 0, 'i' },
+		{ "size", required_argument, 0, 's' },
+		{ "force", no_argument, 0, 'f' },
+		{ "prealloc", required_argument, 0, 'A' },
+		POLICY_OPTIONS,
+		HELP_OPTION,
+		{ 0, 0, 0, 0 },
+	};
+	struct rawstore_mkfs_opts o;
+	int opt, ret;
+
+	rawstore_mkfs_opts_init(&o);
+	while ((opt = getopt_long(argc, argv, "a:c:i:s:fh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'a':
+			if (parse_u32("--min-alloc", optarg, &o.min_alloc_size))
+				return usage_error(c, NULL);
+			break;
+		case 'c':
+			if (parse_u32("--csum-block", optarg, &o.csum_block_size))
+				return usage_error(c, NULL);
+			break;
+		case 'i':
+			if (parse_u32("--inline-max", optarg, &o.inline_max))
+				return usage_error(c, NULL);
+			break;
+		case 's':
+			if (parse_size("--size", optarg, UINT64_MAX, &o.device_size))
+				return usage_error(c, NULL);
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'A':
+			if (opt_policy(c, "--prealloc", optarg, rawstore_prealloc_policy_name,
+				       RAWSTORE_PREALLOC_STALE, &o.prealloc_policy))
+				return 2;
+			break;
+		case 'Z':
+			if (opt_policy(c, "--zero-policy", optarg, rawstore_zero_policy_name,
+				       RAWSTORE_ZERO_PAD, &o.zero_policy))
+				return 2;
+			break;
+		case 'P':
+			if (opt_policy(c, "--punch-policy", optarg, rawstore_punch_policy_name,
+				       RAWSTORE_PUNCH_INLINE, &o.punch_policy))
+				return 2;
+			break;
+		case 'h':
+			return cmd_help(c);
+		default:
+			return usage_error(c, NULL);
+		}
+	}
+	ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret;
+	if (!o.force) {
+		ret = check_signatures(argv[optind]);
+		if (ret)
+			return 1;
+	}
+	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
+	if (ret)
+		return fail_dev(c, argv[optind], NULL, ret);
+	printf("created rawstore on %s (metadata in %s)\n", argv[optind], argv[optind + 1]);
+	return 0;
 }
 
 struct fsck_out {
@@ -286,13 +458,14 @@ static void fsck_problem(void *arg, const struct rawstore_fsck_problem *p)
 	       p->offset, p->length, p->repaired ? "true" : "false");
 }
 
-static int cmd_fsck(int argc, char **argv)
+static int cmd_fsck(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "deep", no_argument, 0, 'd' },
 		{ "repair", no_argument, 0, 'r' },
 		{ "json", no_argument, 0, 'j' },
 		{ "rebuild-freelist", no_argument, 0, 'F' },
+		HELP_OPTION,
 		{ 0, 0, 0, 0 },
 	};
 	struct rawstore_open_opts oo;
@@ -300,12 +473,12 @@ static int cmd_fsck(int argc, char **argv)
 	struct rawstore_fsck_result r;
 	struct fsck_out out = { false, 0 };
 	struct rawstore *st;
-	int c, ret;
+	int opt, ret;
 
 	rawstore_fsck_opts_init(&o);
 	rawstore_open_opts_init(&oo);
-	while ((c = getopt_long(argc, argv, "drjF", lo, NULL)) != -1) {
-		switch (c) {
+	while ((opt = getopt_long(argc, argv, "drjFh", lo, NULL)) != -1) {
+		switch (opt) {
 		case 'd':
 			o.deep = 1;
 			break;
@@ -318,20 +491,20 @@ static int cmd_fsck(int argc, char **argv)
 		case 'F':
 			oo.rebuild_freelist = 1;
 			break;
+		case 'h':
+			return cmd_help(c);
 		default:
-			usage(stderr);
-			return 2;
+			return usage_error(c, NULL);
 		}
 	}
-	if (argc - optind != 2) {
-		usage(stderr);
-		return 2;
-	}
+	ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret;
 	/* a check that changes nothing needs no write access */
 	oo.read_only = !o.repair && !oo.rebuild_freelist;
 	ret = rawstore_open(argv[optind], argv[optind + 1], &oo, &st);
 	if (ret) {
-		fail("fsck: open", ret);
+		fail_dev(c, argv[optind], "open", ret);
 		/* the store is corrupt: that is a finding, not an operational error */
 		return ret == -EUCLEAN || ret == -EBADMSG ? 4 : 1;
 	}
@@ -354,55 +527,35 @@ static int cmd_fsck(int argc, char **argv)
 		       r.extents, o.deep ? " (checksums verified)" : "", r.errors, r.repaired,
 		       r.leaks, r.leaked_bytes);
 	}
-	c = rawstore_close(st);
+	opt = rawstore_close(st);
 	if (ret == -EUCLEAN)
 		return 4;
 	if (ret)
-		return fail("fsck", ret);
-	return c ? fail("close", c) : 0;
+		return fail_dev(c, argv[optind], NULL, ret);
+	return opt ? fail_dev(c, argv[optind], "close", opt) : 0;
 }
 
-static bool want_json(int argc, char **argv)
+static int cmd_statfs(const struct cmd *c, int argc, char **argv)
 {
-	static const struct option lo[] = { { "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 } };
-	bool json = false;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "j", lo, NULL)) != -1)
-		if (c == 'j')
-			json = true;
-	return json;
-}
-
-static void human(uint64_t v, char *buf, size_t len)
-{
-	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double d = (double)v;
-	int i = 0;
-
-	while (d >= 1024 && i < 4) {
-		d /= 1024;
-		i++;
-	}
-	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", d, u[i]);
-}
-
-static int cmd_statfs(int argc, char **argv)
-{
-	bool json = want_json(argc, argv);
 	struct rawstore_statfs s;
 	struct rawstore *st;
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], e[32], d[32];
+	bool json;
 	int ret;
 
-	ret = open_store_ro(argc, argv, &st);
+	ret = parse_json_only(c, argc, argv, &json);
+	if (!ret)
+		ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
 	s.struct_size = sizeof(s);
 	ret = rawstore_statfs(st, &s);
 	rawstore_close(st);
 	if (ret)
-		return fail("statfs", ret);
+		return fail_dev(c, argv[optind], NULL, ret);
 	if (json) {
 		printf("{\"device_size\": %" PRIu64 ", \"data_size\": %" PRIu64
 		       ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64
@@ -418,40 +571,46 @@ static int cmd_statfs(int argc, char **argv)
 	}
 	human(s.device_size, a, sizeof(a));
 	human(s.data_size, b, sizeof(b));
-	human(s.allocated, c, sizeof(c));
-	human(s.free, d, sizeof(d));
-	human(s.unpunched, e, sizeof(e));
-	printf("device      %s (data area %s, allocation unit %u B)\n", a, b, s.min_alloc_size);
-	printf("allocated   %s (%.1f%%)\n", c,
+	printf("device        %s (data area %s, allocation unit %u B)\n", a, b,
+	       s.min_alloc_size);
+	human(s.allocated, a, sizeof(a));
+	printf("allocated     %s (%.1f%%)\n", a,
 	       s.data_size ? 100.0 * (double)s.allocated / (double)s.data_size : 0.0);
-	printf("free        %s in %" PRIu64 " extents", d, s.free_extents);
-	human(s.largest_free, d, sizeof(d));
-	printf(" (largest %s)\n", d);
-	printf("unpunched   %s (freed, not yet discarded; see 'rawstore reclaim')\n", e);
+	human(s.free, a, sizeof(a));
+	human(s.largest_free, b, sizeof(b));
+	printf("free          %s in %" PRIu64 " extents (largest %s)\n", a, s.free_extents, b);
 	human(s.zeroed, a, sizeof(a));
 	human(s.dirty, b, sizeof(b));
-	human(s.provisioned, c, sizeof(c));
-	printf("free space  %s zeroed, %s dirty (see 'rawstore prepare')\n", a, b);
-	printf("provisioned %s (thin devices and store files)\n", c);
-	printf("objects     %" PRIu64 " in %" PRIu64 " collections\n", s.objects, s.collections);
+	printf("free space    %s zeroed, %s dirty (see 'rawstore prepare')\n", a, b);
+	human(s.unpunched, e, sizeof(e));
+	printf("pending punch %s (freed, not yet punched; see 'rawstore reclaim')\n", e);
+	human(s.provisioned, d, sizeof(d));
+	printf("provisioned   %s (thin devices and store files)\n", d);
+	printf("objects       %" PRIu64 " in %" PRIu64 " collections\n", s.objects,
+	       s.collections);
 	return 0;
 }
 
-static int cmd_info(int argc, char **argv)
+static int cmd_info(const struct cmd *c, int argc, char **argv)
 {
-	bool json = want_json(argc, argv);
 	struct rawstore_info i;
 	struct rawstore *st;
+	bool json;
 	int ret;
 
-	ret = open_store_ro(argc, argv, &st);
+	ret = parse_json_only(c, argc, argv, &json);
+	if (!ret)
+		ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
 	i.struct_size = sizeof(i);
 	ret = rawstore_get_info(st, &i);
 	if (ret) {
 		rawstore_close(st);
-		return fail("info", ret);
+		return fail_dev(c, argv[optind], NULL, ret);
 	}
 	if (json)
 		printf("{\"uuid\": \"%s\", \"format_version\": %u, \"io_engine\": \"%s\", "
@@ -481,7 +640,101 @@ static int cmd_info(int argc, char **argv)
 		       i.min_alloc_size, i.csum_block_size, i.inline_max, i.data_start,
 		       i.discard_max_bytes, i.write_zeroes_max_bytes, i.provision_max_bytes,
 		       i.zero_policy, i.punch_policy, i.prealloc_policy);
-	return rawstore_close(st) ? 1 : 0;
+	return close_store(c, argv[optind], st);
+}
+
+static int cmd_dump(const struct cmd *c, int argc, char **argv)
+{
+	struct rawstore_records r;
+	struct rawstore_info i;
+	struct rawstore *st;
+	char when[64] = "?";
+	bool json;
+	time_t t;
+	int ret;
+
+	ret = parse_json_only(c, argc, argv, &json);
+	if (!ret)
+		ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = open_store_ro(c, argv, &st);
+	if (ret)
+		return ret;
+	i.struct_size = sizeof(i);
+	r.struct_size = sizeof(r);
+	ret = rawstore_get_info(st, &i);
+	if (!ret)
+		ret = rawstore_records_get(st, &r);
+	if (ret) {
+		rawstore_close(st);
+		return fail_dev(c, argv[optind], NULL, ret);
+	}
+	t = (time_t)r.mkfs_time;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
+	if (json) {
+		printf("{\"superblock\": {\"uuid\": \"%s\", \"format_version\": %u, "
+		       "\"device_size\": %" PRIu64 ", \"data_start\": %" PRIu64
+		       ", \"logical_block_size\": %u, \"min_alloc_size\": %u, "
+		       "\"csum_block_size\": %u, \"inline_max\": %u, \"mkfs_time\": %" PRIu64 "},\n"
+		       " \"generation\": %" PRIu64 ", \"zero_policy\": \"%s\", "
+		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\",\n"
+		       " \"records\": {\"collections\": %" PRIu64 ", \"onodes\": %" PRIu64
+		       ", \"extents\": %" PRIu64 ", \"inline_objects\": %" PRIu64
+		       ", \"attrs\": %" PRIu64 ", \"omap_keys\": %" PRIu64
+		       ", \"omap_headers\": %" PRIu64 ", \"shared_units\": %" PRIu64 ",\n"
+		       "  \"free\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+		       ", \"zeroed\": %" PRIu64 ", \"zeroed_bytes\": %" PRIu64
+		       ", \"dirty\": %" PRIu64 ", \"dirty_bytes\": %" PRIu64 ",\n"
+		       "  \"unpunched\": %" PRIu64 ", \"unpunched_bytes\": %" PRIu64
+		       ", \"in_flight\": %" PRIu64 ", \"in_flight_bytes\": %" PRIu64
+		       ", \"provisioned\": %" PRIu64 ", \"provisioned_bytes\": %" PRIu64
+		       ", \"deferred\": %" PRIu64 ", \"deferred_bytes\": %" PRIu64 "}}\n",
+		       i.uuid, i.format_version, i.device_size, i.data_start, i.logical_block_size,
+		       i.min_alloc_size, i.csum_block_size, i.inline_max, r.mkfs_time, r.generation,
+		       r.zero_policy, r.punch_policy, r.prealloc_policy, r.collections, r.onodes,
+		       r.onode_extents, r.inline_objects, r.attrs, r.omap_keys, r.omap_headers,
+		       r.shared_units, r.free_records, r.free_bytes, r.zeroed_records,
+		       r.zeroed_bytes, r.dirty_extents, r.dirty_bytes, r.unpunched_records,
+		       r.unpunched_bytes, r.in_flight_records, r.in_flight_bytes,
+		       r.provisioned_records, r.provisioned_bytes, r.deferred_records,
+		       r.deferred_bytes);
+	} else {
+		printf("superblock\n  uuid            %s\n  format version  %u\n"
+		       "  device size     %" PRIu64 " bytes\n  data start      %" PRIu64 "\n"
+		       "  logical block   %u\n  allocation unit %u\n  checksum block  %u\n"
+		       "  inline max      %u\n  created         %s\n",
+		       i.uuid, i.format_version, i.device_size, i.data_start,
+		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
+		       when);
+		printf("metadata\n  generation      %" PRIu64 "\n  policy          zero %s, "
+		       "punch %s, preallocation %s\n", r.generation, r.zero_policy,
+		       r.punch_policy, r.prealloc_policy);
+		printf("records                    count          bytes\n");
+		printf("  collections     %14" PRIu64 "\n", r.collections);
+		printf("  onodes          %14" PRIu64 "   (%" PRIu64 " inline)\n", r.onodes,
+		       r.inline_objects);
+		printf("  extents         %14" PRIu64 "\n", r.onode_extents);
+		printf("  attrs           %14" PRIu64 "\n", r.attrs);
+		printf("  omap keys       %14" PRIu64 "   (%" PRIu64 " headers)\n", r.omap_keys,
+		       r.omap_headers);
+		printf("  shared units    %14" PRIu64 "\n", r.shared_units);
+		printf("  free            %14" PRIu64 " %14" PRIu64 "\n", r.free_records,
+		       r.free_bytes);
+		printf("  zeroed          %14" PRIu64 " %14" PRIu64 "\n", r.zeroed_records,
+		       r.zeroed_bytes);
+		printf("  dirty           %14" PRIu64 " %14" PRIu64 "\n", r.dirty_extents,
+		       r.dirty_bytes);
+		printf("  unpunched       %14" PRIu64 " %14" PRIu64 "\n", r.unpunched_records,
+		       r.unpunched_bytes);
+		printf("  in flight       %14" PRIu64 " %14" PRIu64 "\n", r.in_flight_records,
+		       r.in_flight_bytes);
+		printf("  provisioned     %14" PRIu64 " %14" PRIu64 "\n", r.provisioned_records,
+		       r.provisioned_bytes);
+		printf("  deferred        %14" PRIu64 " %14" PRIu64 "\n", r.deferred_records,
+		       r.deferred_bytes);
+	}
+	return close_store(c, argv[optind], st);
 }
 
 static int print_name(void *arg, const void *name, size_t len)
@@ -492,12 +745,28 @@ static int print_name(void *arg, const void *name, size_t len)
 	return 0;
 }
 
-static int cmd_ls(int argc, char **argv)
+/* Commands with no option but --help. */
+static int parse_none(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { HELP_OPTION, { 0, 0, 0, 0 } };
+	int o;
+
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		return o == 'h' ? cmd_help(c) - 1 : usage_error(c, NULL);
+	return 0;
+}
+
+static int cmd_ls(const struct cmd *c, int argc, char **argv)
 {
 	struct rawstore *st;
 	int ret;
 
-	ret = open_store_ro(argc, argv, &st);
+	ret = parse_none(c, argc, argv);
+	if (!ret)
+		ret = want_args(c, argc, argv, 2, 3);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
 	if (argc - optind >= 3)
@@ -505,155 +774,564 @@ static int cmd_ls(int argc, char **argv)
 	else
 		ret = rawstore_coll_list(st, print_name, NULL);
 	rawstore_close(st);
-	return ret < 0 ? fail("ls", ret) : 0;
+	if (ret < 0 && argc - optind >= 3)
+		fprintf(stderr, "rawstore %s: %s: collection %s: %s\n", c->name, argv[optind],
+			argv[optind + 2], rawstore_strerror(ret));
+	else if (ret < 0)
+		return fail_dev(c, argv[optind], NULL, ret);
+	return ret < 0 ? 1 : 0;
 }
 
-static int cmd_stat_cat(int argc, char **argv, bool cat)
+static int object_error(const struct cmd *c, char **argv, const char *coll, const char *name,
+			int err)
+{
+	fprintf(stderr, "rawstore %s: %s: object %s/%s: %s\n", c->name, argv[optind], coll, name,
+		rawstore_strerror(err));
+	return 1;
+}
+
+static int cmd_stat(const struct cmd *c, int argc, char **argv)
 {
 	struct rawstore_stat s;
 	struct rawstore *st;
 	const char *coll, *name;
 	int ret;
 
-	if (argc - optind != 4) {
-		usage(stderr);
-		return 2;
-	}
-	ret = open_store_ro(argc, argv, &st);
+	ret = parse_none(c, argc, argv);
+	if (!ret)
+		ret = want_args(c, argc, argv, 4, 4);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
 	coll = argv[optind + 2];
 	name = argv[optind + 3];
 	s.struct_size = sizeof(s);
 	ret = rawstore_stat(st, coll, name, strlen(name), &s);
-	if (!ret && !cat) {
-		printf("size %" PRIu64 "\nallocated %" PRIu64 "\nextents %" PRIu64
-		       "\ninline %s\nalloc_hint %" PRIu64 "\nnid %" PRIu64 "\n", s.size,
-		       s.allocated, s.extents, s.is_inline ? "yes" : "no", s.alloc_hint, s.nid);
-	} else if (!ret) {
-		size_t chunk = 1 << 20;
-		char *buf = malloc(chunk);
-		uint64_t off = 0;
-		ssize_t n = 0;
-
-		while (buf) {
-			n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
-			if (n <= 0)
-				break;
-			fwrite(buf, 1, (size_t)n, stdout);
-			off += (uint64_t)n;
-		}
-		ret = buf ? (int)(n < 0 ? n : 0) : -ENOMEM;
-		free(buf);
-	}
-	rawstore_close(st);
-	return ret ? fail(cat ? "cat" : "stat", ret) : 0;
-}
-
-static int cmd_reclaim(int argc, char **argv)
-{
-	struct rawstore_statfs s;
-	struct rawstore *st;
-	uint64_t before;
-	int ret;
-
-	ret = open_store_opts(argc, argv, NULL, &st);
-	if (ret)
-		return ret;
-	s.struct_size = sizeof(s);
-	rawstore_statfs(st, &s);
-	before = s.unpunched;
-	ret = rawstore_reclaim(st);
-	rawstore_statfs(st, &s);
 	rawstore_close(st);
 	if (ret)
-		return fail("reclaim", ret);
-	printf("punched %" PRIu64 " bytes\n", before - s.unpunched);
+		return object_error(c, argv, coll, name, ret);
+	printf("size %" PRIu64 "\nallocated %" PRIu64 "\nextents %" PRIu64
+	       "\ninline %s\nalloc_hint %" PRIu64 "\nnid %" PRIu64 "\n", s.size, s.allocated,
+	       s.extents, s.is_inline ? "yes" : "no", s.alloc_hint, s.nid);
 	return 0;
 }
 
-/* rawstore prepare [--max-bytes N] DEV META: zero dirty free space ahead. */
-static int cmd_prepare(int argc, char **argv)
+static int cmd_cat(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { { "output", required_argument, 0, 'o' },
+					    HELP_OPTION, { 0, 0, 0, 0 } };
+	const size_t chunk = 1 << 20;
+	const char *coll, *name, *path = NULL;
+	struct rawstore *st;
+	uint64_t off = 0;
+	ssize_t n = 0;
+	FILE *out = stdout;
+	char *buf;
+	int o, ret;
+
+	while ((o = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		if (o == 'o')
+			path = optarg;
+		else
+			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
+	}
+	ret = want_args(c, argc, argv, 4, 4);
+	if (ret)
+		return ret;
+	ret = open_store_ro(c, argv, &st);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	name = argv[optind + 3];
+	if (path && strcmp(path, "-")) {
+		out = fopen(path, "w");
+		if (!out) {
+			fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
+			rawstore_close(st);
+			return 1;
+		}
+	}
+	buf = malloc(chunk);
+	ret = buf ? 0 : -ENOMEM;
+	while (buf) {
+		n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
+		if (n <= 0)
+			break;
+		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+			break;
+		off += (uint64_t)n;
+	}
+	if (buf && n < 0)
+		ret = (int)n;
+	free(buf);
+	rawstore_close(st);
+	if ((fflush(out) || ferror(out)) && !ret) {
+		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, path ? path : "stdout",
+			strerror(errno));
+		ret = 1;
+	}
+	if (out != stdout)
+		fclose(out);
+	if (ret < 0)
+		return object_error(c, argv, coll, name, ret);
+	return ret;
+}
+
+/* Read all of @fd into *@buf (malloc'd). */
+static int slurp(int fd, char **buf, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	struct stat sb;
+	char *b, *nb;
+	ssize_t r;
+
+	/* A file: its size (and a byte to see the end), not a doubling. */
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size < SIZE_MAX / 2)
+		cap = (size_t)sb.st_size + 1;
+	b = malloc(cap);
+
+	while (b) {
+		if (n == cap) {
+			nb = realloc(b, cap * 2);
+			if (!nb)
+				break;
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(b);
+			return -errno;
+		}
+		if (!r) {
+			*buf = b;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
+	}
+	free(b);
+	return -ENOMEM;
+}
+
+/* Submit @t; on failure say which operation and why. */
+static int submit(const struct cmd *c, char **argv, struct rawstore *st, struct rawstore_txn *t)
+{
+	int ret = rawstore_submit(st, t);
+
+	if (!ret)
+		return 0;
+	fprintf(stderr, "rawstore %s: %s: transaction refused (operation %d): %s%s%s\n", c->name,
+		argv[optind], rawstore_txn_failed_op(t), rawstore_strerror(ret),
+		*rawstore_txn_errmsg(t) ? ": " : "", rawstore_txn_errmsg(t));
+	return 1;
+}
+
+static int cmd_put(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	const size_t chunk = 4 << 20;
+	struct rawstore_open_opts oo;
+	struct rawstore_txn *t = NULL;
+	struct rawstore_stat s;
+	struct rawstore *st;
+	const char *coll, *name, *path = "-";
+	char *data = NULL;
+	size_t len = 0, off;
+	int o, fd = 0, ret;
+
+	rawstore_open_opts_init(&oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c);
+		ret = opt_open_policy(c, o, &oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = want_args(c, argc, argv, 4, 5);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	name = argv[optind + 3];
+	if (strlen(name) > RAWSTORE_NAME_MAX || !*name)
+		return usage_error(c, "object name must have 1 to %d bytes", RAWSTORE_NAME_MAX);
+	if (argc - optind == 5)
+		path = argv[optind + 4];
+	/* Read the input first: a bad path changes nothing. */
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
+			return 1;
+		}
+	}
+	ret = slurp(fd, &data, &len);
+	if (fd)
+		close(fd);
+	if (ret) {
+		fprintf(stderr, "rawstore %s: reading %s: %s\n", c->name,
+			strcmp(path, "-") ? path : "stdin", strerror(-ret));
+		return 1;
+	}
+	ret = open_store(c, argv, &oo, &st);
+	if (ret) {
+		free(data);
+		return ret;
+	}
+	/* One transaction: create the collection if it is missing, replace
+	 * the object if it exists, write the data. */
+	ret = rawstore_txn_new(&t);
+	if (!ret) {
+		o = rawstore_coll_exists(st, coll);
+		if (o == 0)
+			ret = rawstore_txn_coll_create(t, coll);
+		else if (o < 0)
+			ret = o;
+	}
+	s.struct_size = sizeof(s);
+	if (!ret && rawstore_stat(st, coll, name, strlen(name), &s) == 0)
+		ret = rawstore_txn_remove(t, coll, name, strlen(name));
+	if (!ret)
+		ret = rawstore_txn_touch(t, coll, name, strlen(name));
+	for (off = 0; !ret && off < len; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		ret = rawstore_txn_write(t, coll, name, strlen(name), off, data + off, n);
+	}
+	free(data);
+	if (ret) {
+		fail_dev(c, argv[optind], "building the transaction", ret);
+		ret = 1;
+	} else {
+		ret = submit(c, argv, st, t);
+	}
+	rawstore_txn_free(t);
+	o = close_store(c, argv[optind], st);
+	if (!ret && !o)
+		printf("wrote %zu bytes to %s/%s\n", len, coll, name);
+	return ret ? ret : o;
+}
+
+static int cmd_rm(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	struct rawstore_open_opts oo;
+	struct rawstore_txn *t = NULL;
+	struct rawstore *st;
+	const char *coll;
+	int o, i, ret;
+
+	rawstore_open_opts_init(&oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c);
+		ret = opt_open_policy(c, o, &oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = want_args(c, argc, argv, 4, 1 << 20);
+	if (ret)
+		return ret;
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	ret = rawstore_txn_new(&t);
+	for (i = optind + 3; !ret && i < argc; i++) {
+		struct rawstore_stat s = { .struct_size = sizeof(s) };
+
+		/* Name the missing object (the transaction would only say -ENOENT). */
+		ret = rawstore_stat(st, coll, argv[i], strlen(argv[i]), &s);
+		if (ret) {
+			object_error(c, argv, coll, argv[i], ret);
+			ret = 1;
+			break;
+		}
+		ret = rawstore_txn_remove(t, coll, argv[i], strlen(argv[i]));
+	}
+	if (ret < 0) {
+		fail_dev(c, argv[optind], "building the transaction", ret);
+		ret = 1;
+	} else if (!ret) {
+		ret = submit(c, argv, st, t);
+	}
+	rawstore_txn_free(t);
+	o = close_store(c, argv[optind], st);
+	if (!ret && !o)
+		printf("removed %d objects from %s\n", argc - optind - 3, coll);
+	return ret ? ret : o;
+}
+
+/* ---- reclaim and prepare: progress and summary ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct progress {
+	const char *verb;		/* "reclaim", "prepare" */
+	bool tty;			/* redraw one line; else a line per round */
+	double t0, last;
+	bool drawn;
+};
+
+static void progress_cb(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress *p = arg;
+	double t = now_s(), pct = total ? 100.0 * (double)done / (double)total : 100.0;
+	char d[32], tot[32], r[32];
+	int i, fill;
+
+	if (p->tty && p->drawn && done < total && t - p->last < 0.1)
+		return;
+	p->last = t;
+	human(done, d, sizeof(d));
+	human(total, tot, sizeof(tot));
+	human(t > p->t0 ? (uint64_t)((double)done / (t - p->t0)) : 0, r, sizeof(r));
+	if (!p->tty) {
+		fprintf(stderr, "%s: %s of %s (%.0f%%), %s/s\n", p->verb, d, tot, pct, r);
+		return;
+	}
+	fill = (int)(pct / 100.0 * 30.0);
+	fprintf(stderr, "\r%s [", p->verb);
+	for (i = 0; i < 30; i++)
+		fputc(i < fill ? '#' : '.', stderr);
+	fprintf(stderr, "] %3.0f%%  %s of %s  %s/s\033[K", pct, d, tot, r);
+	p->drawn = true;
+}
+
+static int cmd_run(const struct cmd *c, int argc, char **argv, bool reclaim)
 {
 	static const struct option lo[] = {
+		{ "dry-run", no_argument, 0, 'n' },
 		{ "max-bytes", required_argument, 0, 'm' },
-		{ "help", no_argument, 0, 'h' },
+		{ "rate", required_argument, 0, 'r' },
+		{ "progress", no_argument, 0, 'p' },
+		{ "no-progress", no_argument, 0, 'q' },
+		{ "json", no_argument, 0, 'j' },
+		POLICY_OPTIONS,
+		HELP_OPTION,
 		{ 0, 0, 0, 0 },
 	};
+	struct rawstore_open_opts oo;
+	struct rawstore_space_opts so;
 	struct rawstore_statfs s;
+	struct progress pr = { reclaim ? "reclaim" : "prepare", false, 0, 0, false };
 	struct rawstore *st;
-	uint64_t max = 0;
+	int o, show = -1, ret;
+	bool json = false;
+	char h[32], rate[32];
+	double t;
 	int64_t done;
-	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:h", lo, NULL)) != -1) {
-		switch (c) {
+	rawstore_open_opts_init(&oo);
+	rawstore_space_opts_init(&so);
+	while ((o = getopt_long(argc, argv, "nm:r:h", lo, NULL)) != -1) {
+		switch (o) {
+		case 'n':
+			so.dry_run = 1;
+			break;
 		case 'm':
-			if (parse_size("--max-bytes", optarg, UINT64_MAX, &max))
-				return 2;
+			if (parse_size("--max-bytes", optarg, UINT64_MAX, &so.max_bytes))
+				return usage_error(c, NULL);
+			if (!so.max_bytes)
+				return usage_error(c, "--max-bytes must be at least 1");
+			break;
+		case 'r':
+			if (parse_size("--rate", optarg, UINT64_MAX, &so.rate))
+				return usage_error(c, NULL);
+			if (!so.rate)
+				return usage_error(c, "--rate must be at least 1 byte/s");
+			break;
+		case 'p':
+			show = 1;
+			break;
+		case 'q':
+			show = 0;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
-			printf("usage: rawstore prepare [--max-bytes N] DEV META\n"
-			       "zero dirty free space now (FALLOC_FL_ZERO_RANGE), so that writes of\n"
-			       "partial allocation units find zeroed space; all of it by default\n");
-			return 0;
+			return cmd_help(c);
 		default:
-			return 2;
+			ret = opt_open_policy(c, o, &oo);
+			if (ret == 1)
+				return usage_error(c, NULL);
+			if (ret)
+				return ret;
 		}
 	}
-	ret = open_store_opts(argc, argv, NULL, &st);
+	ret = want_args(c, argc, argv, 2, 2);
 	if (ret)
 		return ret;
-	done = rawstore_prepare(st, max);
+	pr.tty = isatty(2);
+	if (show < 0)
+		show = pr.tty && !json;
+	if (show && !so.dry_run) {
+		so.progress = progress_cb;
+		so.progress_arg = &pr;
+	}
+	oo.read_only = so.dry_run && !oo.zero_policy && !oo.punch_policy;
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	pr.t0 = now_s();
+	done = reclaim ? rawstore_space_reclaim(st, &so) : rawstore_space_prepare(st, &so);
+	t = now_s() - pr.t0;
+	if (pr.drawn)
+		fputc('\n', stderr);
 	s.struct_size = sizeof(s);
-	rawstore_statfs(st, &s);
-	rawstore_close(st);
+	ret = rawstore_statfs(st, &s);
+	o = rawstore_close(st);
 	if (done < 0)
-		return fail("prepare", (int)done);
-	printf("zeroed %" PRId64 " bytes; free space: %" PRIu64 " zeroed, %" PRIu64 " dirty\n",
-	       done, s.zeroed, s.dirty);
+		return fail_dev(c, argv[optind], NULL, (int)done);
+	if (ret || o)
+		return fail_dev(c, argv[optind], ret ? "statfs" : "close", ret ? ret : o);
+	human((uint64_t)done, h, sizeof(h));
+	human(t > 0 ? (uint64_t)((double)done / t) : 0, rate, sizeof(rate));
+	if (json) {
+		printf("{\"command\": \"%s\", \"dry_run\": %s, \"bytes\": %" PRId64
+		       ", \"seconds\": %.3f, \"free\": %" PRIu64 ", \"zeroed\": %" PRIu64
+		       ", \"dirty\": %" PRIu64 ", \"unpunched\": %" PRIu64 ", \"provisioned\": %"
+		       PRIu64 "}\n", c->name, so.dry_run ? "true" : "false", done, t, s.free,
+		       s.zeroed, s.dirty, s.unpunched, s.provisioned);
+	} else if (so.dry_run) {
+		printf("would %s %" PRId64 " bytes (%s)\n", reclaim ? "punch" : "zero", done, h);
+	} else {
+		printf("%s %" PRId64 " bytes (%s) in %.2f s (%s/s)\n",
+		       reclaim ? "punched" : "zeroed", done, h, t, rate);
+		human(s.zeroed, h, sizeof(h));
+		human(s.dirty, rate, sizeof(rate));
+		printf("free space: %s zeroed, %s dirty", h, rate);
+		human(s.unpunched, h, sizeof(h));
+		printf(", %s pending punch\n", h);
+	}
 	return 0;
+}
+
+static int cmd_reclaim(const struct cmd *c, int argc, char **argv)
+{
+	return cmd_run(c, argc, argv, true);
+}
+
+static int cmd_prepare(const struct cmd *c, int argc, char **argv)
+{
+	return cmd_run(c, argc, argv, false);
+}
+
+static int cmd_version(const struct cmd *c, int argc, char **argv)
+{
+	int ret = parse_none(c, argc, argv);
+
+	if (!ret)
+		ret = want_args(c, argc, argv, 0, 0);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	printf("rawstore %s\n", rawstore_version());
+	return 0;
+}
+
+static const struct cmd cmd_table[] = {
+	{ "mkfs", cmd_mkfs,
+	  "[--min-alloc N] [--csum-block N] [--inline-max N] [--size N] "
+	  "[--prealloc none|unwritten|write-zeroes|stale] " POLICY_SYNOPSIS " [--force] DEV META",
+	  "create a store",
+	  "  --min-alloc N     allocation unit in bytes (power of two, default 4k)\n"
+	  "  --csum-block N    checksum block in bytes (divides the unit, default 4k)\n"
+	  "  --inline-max N    objects up to N bytes stay in RocksDB (default 4k, 0 off)\n"
+	  "  --size N          use only the first N bytes of DEV\n"
+	  "  --prealloc P      a store in a regular file: none (sparse, default),\n"
+	  "                    unwritten (fallocate), write-zeroes (FALLOC_FL_WRITE_ZEROES)\n"
+	  "                    or stale (FALLOC_FL_NO_HIDE_STALE, patched ext4 only)\n"
+	  POLICY_HELP
+	  "  -f, --force       overwrite an existing store or another signature\n", NULL },
+	{ "fsck", cmd_fsck, "[--deep] [--repair] [--rebuild-freelist] [--json] DEV META",
+	  "check the store (exit status 4 if problems remain)",
+	  "  --deep            read every extent and verify its checksums\n"
+	  "  --repair          return leaked space and delete orphaned records\n"
+	  "  --rebuild-freelist  rebuild the free list from the object records\n"
+	  "  --json            print the problems and counts as JSON\n", NULL },
+	{ "statfs", cmd_statfs, "[--json] DEV META",
+	  "space: allocated, free, zeroed, dirty, pending punch, provisioned",
+	  "  --json            exact byte counts as JSON (default: human sizes)\n", NULL },
+	{ "df", cmd_statfs, "[--json] DEV META", "alias of statfs",
+	  "  --json            exact byte counts as JSON (default: human sizes)\n", "statfs" },
+	{ "info", cmd_info, "[--json] DEV META",
+	  "geometry, I/O engine, format, space policies in effect",
+	  "  --json            print as JSON\n", NULL },
+	{ "dump", cmd_dump, "[--json] DEV META",
+	  "superblock and metadata summary: record counts by kind, policy, generation",
+	  "  --json            print as JSON\n", NULL },
+	{ "ls", cmd_ls, "DEV META [COLL]", "list the collections, or the objects of COLL", "",
+	  NULL },
+	{ "stat", cmd_stat, "DEV META COLL NAME", "one object's size and allocation", "", NULL },
+	{ "cat", cmd_cat, "[--output FILE] DEV META COLL NAME",
+	  "write an object's data to stdout or FILE",
+	  "  -o, --output FILE write to FILE instead of stdout\n", NULL },
+	{ "get", cmd_cat, "[--output FILE] DEV META COLL NAME", "alias of cat",
+	  "  -o, --output FILE write to FILE instead of stdout\n", "cat" },
+	{ "put", cmd_put, POLICY_SYNOPSIS " DEV META COLL NAME [FILE]",
+	  "store FILE (or stdin) as object NAME in one transaction",
+	  POLICY_HELP, NULL },
+	{ "rm", cmd_rm, POLICY_SYNOPSIS " DEV META COLL NAME...",
+	  "remove objects, in one transaction", POLICY_HELP, NULL },
+	{ "reclaim", cmd_reclaim, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
+	  "punch freed ranges not yet punched (give space back to the device)",
+	  RUN_HELP POLICY_HELP, NULL },
+	{ "prepare", cmd_prepare, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
+	  "zero dirty free space ahead, so partial-unit writes find zeroed space",
+	  RUN_HELP POLICY_HELP, NULL },
+	{ "version", cmd_version, "", "print the library version", "", NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct cmd *commands(void)
+{
+	return cmd_table;
 }
 
 int main(int argc, char **argv)
 {
-	const char *cmd;
+	static char prog[64];
+	const struct cmd *c;
 
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "rawstore: no command given\n");
+		print_usage(stderr);
 		return 2;
 	}
-	cmd = argv[1];
-	argc--;
-	argv++;
-	if (!strcmp(cmd, "version")) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
 		printf("rawstore %s\n", rawstore_version());
 		return 0;
 	}
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		usage(stdout);
-		return 0;
+	for (c = commands(); c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			break;
+	if (!c->name) {
+		fprintf(stderr, "rawstore: unknown command '%s'\n", argv[1]);
+		print_usage(stderr);
+		return 2;
 	}
-	if (!strcmp(cmd, "mkfs"))
-		return cmd_mkfs(argc, argv);
-	if (!strcmp(cmd, "fsck"))
-		return cmd_fsck(argc, argv);
-	if (!strcmp(cmd, "statfs"))
-		return cmd_statfs(argc, argv);
-	if (!strcmp(cmd, "info"))
-		return cmd_info(argc, argv);
-	if (!strcmp(cmd, "ls"))
-		return cmd_ls(argc, argv);
-	if (!strcmp(cmd, "stat"))
-		return cmd_stat_cat(argc, argv, false);
-	if (!strcmp(cmd, "cat"))
-		return cmd_stat_cat(argc, argv, true);
-	if (!strcmp(cmd, "reclaim"))
-		return cmd_reclaim(argc, argv);
-	if (!strcmp(cmd, "prepare"))
-		return cmd_prepare(argc, argv);
-	fprintf(stderr, "rawstore: unknown command '%s'\n", cmd);
-	usage(stderr);
-	return 2;
+	/* getopt's messages read "rawstore CMD: unrecognized option ..." */
+	snprintf(prog, sizeof(prog), "rawstore %s", c->name);
+	argv[1] = prog;
+	optind = 1;
+	return c->fn(c, argc - 1, argv + 1);
 }

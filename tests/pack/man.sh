@@ -83,6 +83,7 @@ declare -A struct_page=(
 	[rawstore_perf]=rawstore_statfs.3 [rawstore_stat]=rawstore_read.3
 	[rawstore_fsck_opts]=rawstore_fsck.3 [rawstore_fsck_result]=rawstore_fsck.3
 	[rawstore_fsck_problem]=rawstore_fsck.3
+	[rawstore_space_opts]=rawstore_statfs.3 [rawstore_records]=rawstore_statfs.3
 )
 # "struct field" per member, from the preprocessed headers (comments gone):
 # the last word of each declarator, or the name of a function pointer.

@@ -267,6 +267,15 @@ protected:
 		EXPECT_NE(out.find("\"objects\": 1"), std::string::npos) << out;
 		ASSERT_EQ(RunOut("fsck --deep " + dm), 0) << out;
 		EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+		/* issue 10: dump, and reclaim / prepare with --dry-run */
+		ASSERT_EQ(RunOut("dump --json " + dm), 0) << out;
+		EXPECT_NE(out.find("\"onodes\": 1,"), std::string::npos) << out;
+		EXPECT_NE(out.find("\"deferred\": 1,"), std::string::npos) << out;
+		ASSERT_EQ(RunOut("df " + dm), 0) << out;
+		ASSERT_EQ(RunOut("reclaim --dry-run " + dm), 0) << out;
+		EXPECT_NE(out.find("would punch "), std::string::npos) << out;
+		ASSERT_EQ(RunOut("prepare --dry-run --json " + dm), 0) << out;
+		EXPECT_NE(out.find("\"dry_run\": true"), std::string::npos) << out;
 		EXPECT_EQ(tree_state(d), dev_before);
 		EXPECT_EQ(tree_state(meta), meta_before);
 	}
@@ -307,4 +316,216 @@ TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
 	EXPECT_NE(out.find("Read-only file system"), std::string::npos) << out;
 	EXPECT_EQ(Run("fsck --repair " + loop + " " + meta), 1) << out;
 	EXPECT_EQ(tree_state(meta), meta_before);
+}
+
+static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info", "dump",
+					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
+					 "reclaim", "prepare", "version" };
+
+static std::string slurp_file(const std::string &p)
+{
+	std::string s;
+	FILE *f = fopen(p.c_str(), "rb");
+	char buf[65536];
+	size_t n;
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	if (f)
+		fclose(f);
+	return s;
+}
+
+/* Issue 10: `rawstore CMD --help` for every subcommand: usage on stdout,
+ * exit 0, nothing on stderr, and `rawstore --help` lists the command. */
+TEST_F(CliTest, EverySubcommandHasHelp)
+{
+	ASSERT_EQ(RunOut("--help"), 0);
+	std::string top = out;
+	for (const char *c : kCommands) {
+		EXPECT_NE(top.find(std::string("\n  ") + c + " "), std::string::npos) << c;
+		EXPECT_EQ(RunOut(std::string(c) + " --help"), 0) << c;
+		EXPECT_EQ(out.rfind(std::string("usage: rawstore ") + c, 0), 0u) << c << ": " << out;
+		EXPECT_NE(out.find("--help"), std::string::npos) << c;
+		EXPECT_EQ(sh("{ " + cli + " " + c + " --help 2>&1 >/dev/null; }", &out), 0);
+		EXPECT_EQ(out, "") << c << " wrote to stderr";
+	}
+}
+
+/* Issue 10: bad arguments exit 2 with the subcommand's usage on stderr
+ * (nothing on stdout), in the util-linux manner, and change nothing. */
+TEST_F(CliTest, BadArgumentsExitTwoWithUsageOnStderr)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	for (const char *c : kCommands) {
+		std::string u = std::string("usage: rawstore ") + c;
+		EXPECT_EQ(Run(std::string(c) + " --no-such-option " + DM()), 2) << c;
+		EXPECT_NE(out.find("unrecognized option"), std::string::npos) << c << ": " << out;
+		EXPECT_NE(out.find(u), std::string::npos) << c << ": " << out;
+		EXPECT_NE(out.find(std::string("Try 'rawstore ") + c + " --help'"), std::string::npos);
+		EXPECT_EQ(RunOut(std::string(c) + " --no-such-option " + DM()), 2);
+		EXPECT_EQ(out, "") << c << " wrote to stdout";
+	}
+	const char *bad[] = {
+		"statfs",				/* no device */
+		"statfs DEV",				/* no metadata directory */
+		"info DEV META extra",
+		"stat DEV META c",
+		"cat DEV META c",
+		"put DEV META c",
+		"rm DEV META c",
+		"version extra",
+		"reclaim --rate 0 DEV META",
+		"reclaim --rate fast DEV META",
+		"reclaim --max-bytes 0 DEV META",
+		"prepare --max-bytes 12q DEV META",
+		"reclaim --punch-policy sometimes DEV META",
+		"put --zero-policy never DEV META c o",
+		"mkfs --prealloc sparse DEV META",
+		"mkfs --zero-policy none DEV META",
+	};
+	for (std::string b : bad) {
+		for (size_t p; (p = b.find("DEV")) != std::string::npos;)
+			b.replace(p, 3, dev);
+		for (size_t p; (p = b.find("META")) != std::string::npos;)
+			b.replace(p, 4, meta);
+		EXPECT_EQ(Run(b + " < /dev/null"), 2) << b << ": " << out;
+		EXPECT_NE(out.find("usage: rawstore "), std::string::npos) << b << ": " << out;
+	}
+	EXPECT_EQ(Run("mkfs --prealloc sparse " + DM()), 2);
+	EXPECT_NE(out.find("not one of none unwritten write-zeroes stale"), std::string::npos)
+		<< out;
+	EXPECT_EQ(Run("frobnicate " + DM()), 2);
+	EXPECT_NE(out.find("unknown command 'frobnicate'"), std::string::npos) << out;
+	EXPECT_EQ(Run(""), 2);
+	/* nothing of the above changed the store */
+	ASSERT_EQ(Run("dump --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"onodes\": 0,"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"punch_policy\": \"operator\""), std::string::npos) << out;
+}
+
+/* Issue 10: a device that is not a store: every command that opens one
+ * names the device and says it is not a rawstore (exit 1). */
+TEST_F(CliTest, NotAStoreIsNamed)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string other = tmp.path + "/zeros";
+	ASSERT_EQ(make_file(other, 16 << 20), 0);
+	const char *cmds[] = { "statfs", "df",	 "info",    "dump",    "ls",
+			       "fsck",	 "reclaim", "prepare", "stat c o", "cat c o",
+			       "put c o", "rm c o" };
+	for (std::string c : cmds) {
+		std::string a = c.substr(0, c.find(' ')), rest;
+		if (c.find(' ') != std::string::npos)
+			rest = c.substr(c.find(' '));
+		EXPECT_EQ(Run(a + " " + other + " " + meta + rest + " < /dev/null"), 1) << c;
+		EXPECT_NE(out.find("rawstore " + a + ": " + other + " is not a rawstore"),
+			  std::string::npos)
+			<< c << ": " << out;
+	}
+	EXPECT_EQ(Run("statfs " + dev + " " + tmp.path + "/nometa"), 1);
+	EXPECT_NE(out.find(dev + ": open: "), std::string::npos) << out;
+	EXPECT_NE(out.find("no rawstore metadata"), std::string::npos) << out;
+}
+
+/*
+ * Issue 10: put (file and stdin, one transaction, replaces), cat/get (to
+ * stdout and a file), rm, dump, df, reclaim (dry run, limit, progress,
+ * JSON, summary) and prepare, with the policy flags of mkfs and open.
+ */
+TEST_F(CliTest, PutGetRmDumpReclaimPrepare)
+{
+	ASSERT_EQ(Run("mkfs --zero-policy pad --punch-policy operator --prealloc unwritten " +
+		      DM()),
+		  0)
+		<< out;
+	ASSERT_EQ(Run("info --json " + DM()), 0);
+	EXPECT_NE(out.find("\"prealloc_policy\": \"unwritten\""), std::string::npos) << out;
+	EXPECT_NE(out.find("\"zero_policy\": \"pad\""), std::string::npos) << out;
+	std::string a = pattern(3 << 20, 1), b = pattern(100000, 2);
+	std::string fa = tmp.path + "/a", fb = tmp.path + "/b", fo = tmp.path + "/out";
+	{
+		FILE *f = fopen(fa.c_str(), "wb");
+		fwrite(a.data(), 1, a.size(), f);
+		fclose(f);
+		f = fopen(fb.c_str(), "wb");
+		fwrite(b.data(), 1, b.size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " pics a " + fa), 0) << out;
+	EXPECT_NE(out.find("wrote 3145728 bytes to pics/a"), std::string::npos) << out;
+	ASSERT_EQ(Run("put " + DM() + " pics b < " + fb), 0) << out;
+	ASSERT_EQ(Run("ls " + DM() + " pics"), 0);
+	EXPECT_EQ(out, "a\nb\n");
+	ASSERT_EQ(RunOut("cat " + DM() + " pics a"), 0);
+	EXPECT_TRUE(out == a) << "cat differs";
+	ASSERT_EQ(Run("get -o " + fo + " " + DM() + " pics b"), 0) << out;
+	EXPECT_TRUE(slurp_file(fo) == b);
+	/* put replaces: the new data, the old size gone */
+	ASSERT_EQ(Run("put " + DM() + " pics a " + fb), 0) << out;
+	ASSERT_EQ(Run("stat " + DM() + " pics a"), 0);
+	EXPECT_NE(out.find("size 100000\n"), std::string::npos) << out;
+	ASSERT_EQ(RunOut("get " + DM() + " pics a"), 0);
+	EXPECT_TRUE(out == b);
+	EXPECT_EQ(Run("put " + DM() + " pics c " + tmp.path + "/missing"), 1);
+	EXPECT_NE(out.find(tmp.path + "/missing: No such file"), std::string::npos) << out;
+
+	ASSERT_EQ(Run("dump --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"collections\": 1, \"onodes\": 2,"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"unpunched_bytes\": 3145728,"), std::string::npos) << out;
+	ASSERT_EQ(Run("dump " + DM()), 0) << out;
+	EXPECT_NE(out.find("generation"), std::string::npos) << out;
+	EXPECT_NE(out.find("policy          zero pad, punch operator, preallocation unwritten"),
+		  std::string::npos)
+		<< out;
+
+	ASSERT_EQ(Run("rm " + DM() + " pics a b"), 0) << out;
+	EXPECT_NE(out.find("removed 2 objects from pics"), std::string::npos) << out;
+	EXPECT_EQ(Run("rm " + DM() + " pics a"), 1);
+	EXPECT_NE(out.find("object pics/a: "), std::string::npos) << out;
+	uint64_t unp = 3145728 + 2 * 102400; /* a's 3 MiB, then two 100000-byte objects */
+	ASSERT_EQ(Run("df --json " + DM()), 0);
+	EXPECT_NE(out.find("\"unpunched\": " + std::to_string(unp) + ","), std::string::npos)
+		<< out;
+	ASSERT_EQ(Run("df " + DM()), 0);
+	EXPECT_NE(out.find("pending punch 3.2 MiB"), std::string::npos) << out;
+	EXPECT_NE(out.find("provisioned   "), std::string::npos) << out;
+
+	ASSERT_EQ(Run("reclaim --dry-run " + DM()), 0) << out;
+	EXPECT_NE(out.find("would punch " + std::to_string(unp) + " bytes"), std::string::npos)
+		<< out;
+	ASSERT_EQ(Run("reclaim --json --max-bytes 64k " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"bytes\": 65536,"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"unpunched\": " + std::to_string(unp - 65536) + ","),
+		  std::string::npos)
+		<< out;
+	/* --progress prints even though stderr is a pipe */
+	ASSERT_EQ(Run("reclaim --progress --rate 8m " + DM()), 0) << out;
+	EXPECT_NE(out.find("reclaim: 0 B of 3.1 MiB (0%)"), std::string::npos) << out;
+	EXPECT_NE(out.find("(100%)"), std::string::npos) << out;
+	EXPECT_NE(out.find("punched " + std::to_string(unp - 65536) + " bytes (3.1 MiB) in "),
+		  std::string::npos)
+		<< out;
+	ASSERT_EQ(RunOut("reclaim " + DM()), 0);
+	EXPECT_EQ(out.rfind("punched 0 bytes", 0), 0u) << out;
+	ASSERT_EQ(Run("statfs --json " + DM()), 0);
+	EXPECT_NE(out.find("\"unpunched\": 0,"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"dirty\": 0,"), std::string::npos) << out;
+	ASSERT_EQ(Run("prepare --dry-run " + DM()), 0) << out;
+	EXPECT_NE(out.find("would zero 0 bytes"), std::string::npos) << out;
+	ASSERT_EQ(Run("prepare --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"command\": \"prepare\", \"dry_run\": false, \"bytes\": 0,"),
+		  std::string::npos)
+		<< out;
+	/* an open policy flag is recorded */
+	ASSERT_EQ(Run("reclaim --punch-policy inline " + DM()), 0) << out;
+	ASSERT_EQ(Run("info --json " + DM()), 0);
+	EXPECT_NE(out.find("\"punch_policy\": \"inline\""), std::string::npos) << out;
+	ASSERT_EQ(Run("put " + DM() + " pics z " + fb), 0) << out;
+	ASSERT_EQ(Run("rm " + DM() + " pics z"), 0) << out;
+	ASSERT_EQ(Run("statfs --json " + DM()), 0);
+	EXPECT_NE(out.find("\"unpunched\": 0,"), std::string::npos) << "inline punch: " << out;
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+	EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+	ASSERT_EQ(Run("version"), 0);
+	EXPECT_EQ(out.rfind("rawstore ", 0), 0u);
 }

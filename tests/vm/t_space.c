@@ -13,6 +13,11 @@
  *                               full pool fails the transaction with ENOSPC
  *                               at provision time, nothing of it written;
  *                               reclaim makes the pool's used blocks fall.
+ *   t_space thin-cli DEV POOL GIB  dm-thin, through the rawstore command:
+ *                               put GIB GiB of large objects, rm them, and
+ *                               'rawstore reclaim --progress' prints its
+ *                               progress, a summary of the bytes punched, and
+ *                               the pool's used data blocks fall by them.
  *   t_space stale FILE          a store inside a file preallocated with
  *                               NO_HIDE_STALE over marker bytes: no read
  *                               ever returns a marker byte.
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -293,6 +299,130 @@ static int t_thin(const char *dev, const char *pool)
 	return kt_done();
 }
 
+/* Run @cmd, its stdout and stderr into @out (NUL-terminated); exit status. */
+static int run_cli(const char *cmd, char *out, size_t size)
+{
+	char full[1024];
+	FILE *f;
+	size_t n = 0;
+	int rc;
+
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	f = popen(full, "r");
+	if (!f)
+		return -1;
+	while (n + 1 < size && fgets(out + n, (int)(size - n), f))
+		n += strlen(out + n);
+	while (fgetc(f) != EOF)
+		;
+	out[n] = 0;
+	rc = pclose(f);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/*
+ * Issue 10, "done when": gigabytes freed on dm-thin, 'rawstore reclaim'
+ * shows its progress and the pool's used data blocks fall accordingly.
+ * Everything goes through the command (mkfs with a policy flag, put from
+ * stdin, rm, statfs, reclaim, fsck).
+ */
+static int t_thin_cli(const char *dev, const char *pool, int gib)
+{
+	const uint64_t obj = 128 * MiB, bs = 64 * 1024;	/* pool block: 128 sectors */
+	const int nobj = (int)((uint64_t)gib * 1024 * MiB / obj);
+	uint8_t *d = pat(4 * MiB, 7);
+	static char out[1 << 16];
+	char cmd[512], *p;
+	long long u0, u1, u2, u3, punched = -1;
+	int i, rc, lines = 0, last_pct = -1, backwards = 0;
+
+	kt_sh("rm -rf " META);
+	rc = run_cli("rawstore mkfs --punch-policy operator --zero-policy pad " META "x", out,
+		     sizeof(out));
+	kt_expect_eq(rc, 2, "mkfs with one argument is a usage error: %s", out);
+	snprintf(cmd, sizeof(cmd), "rawstore mkfs --punch-policy operator --zero-policy pad %s "
+		 META, dev);
+	rc = run_cli(cmd, out, sizeof(out));
+	if (rc)
+		kt_fatal("%s: %s", cmd, out);
+	u0 = pool_used(pool);
+	for (i = 0; i < nobj; i++) {
+		FILE *f;
+		uint64_t w;
+
+		snprintf(cmd, sizeof(cmd),
+			 "rawstore put %s " META " big o%d > /tmp/t_space-put 2>&1", dev, i);
+		f = popen(cmd, "w");
+		if (!f)
+			kt_fatal("popen %s", cmd);
+		for (w = 0; w < obj; w += 4 * MiB) {
+			d[0] = (uint8_t)i;	/* every object different */
+			memcpy(d + 8, &w, sizeof(w));
+			if (fwrite(d, 1, 4 * MiB, f) != 4 * MiB)
+				break;
+		}
+		rc = pclose(f);
+		if (!WIFEXITED(rc) || WEXITSTATUS(rc)) {
+			kt_sh("cat /tmp/t_space-put");
+			kt_fatal("rawstore put o%d failed", i);
+		}
+	}
+	u1 = pool_used(pool);
+	kt_check(u1 - u0 >= (long long)(nobj * obj / bs), "put %d x %llu MiB: pool data blocks "
+		 "%lld -> %lld", nobj, (unsigned long long)(obj / MiB), u0, u1);
+	snprintf(cmd, sizeof(cmd), "rawstore rm %s " META " big", dev);
+	for (i = 0; i < nobj; i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " o%d", i);
+	rc = run_cli(cmd, out, sizeof(out));
+	kt_expect_eq(rc, 0, "rm %d objects in one transaction: %s", nobj, out);
+	u2 = pool_used(pool);
+	kt_check(u2 >= u1 - 16, "operator policy: nothing returned before reclaim (%lld -> %lld)",
+		 u1, u2);
+	snprintf(cmd, sizeof(cmd), "rawstore reclaim --dry-run %s " META, dev);
+	rc = run_cli(cmd, out, sizeof(out));
+	kt_check(rc == 0 && strstr(out, "would punch "), "reclaim --dry-run: %s", out);
+
+	/* --progress: a line per round even though stderr is not a terminal */
+	snprintf(cmd, sizeof(cmd), "rawstore reclaim --progress %s " META, dev);
+	rc = run_cli(cmd, out, sizeof(out));
+	kt_expect_eq(rc, 0, "reclaim");
+	printf("%s", out);
+	for (p = out; (p = strstr(p, "reclaim: ")); p++) {
+		char *pct = strchr(p, '(');
+		int v;
+
+		if (pct && sscanf(pct, "(%d%%)", &v) == 1) {
+			backwards += v < last_pct;
+			last_pct = v;
+			lines++;
+		}
+	}
+	p = strstr(out, "punched ");
+	if (p)
+		sscanf(p, "punched %lld bytes", &punched);
+	kt_check(lines >= 4 && last_pct == 100 && !backwards, "progress shown: %d lines, last at "
+		 "%d%%, %d going back", lines, last_pct, backwards);
+	kt_check(punched >= (long long)(nobj * obj) && strstr(out, " in ") && strstr(out, "/s)"),
+		 "summary: %lld bytes punched (%d x %llu MiB freed), with the time taken", punched,
+		 nobj, (unsigned long long)(obj / MiB));
+	u3 = pool_used(pool);
+	kt_check(u3 >= 0 && u2 - u3 >= (long long)(nobj * obj / bs) &&
+		 u2 - u3 <= punched / (long long)bs + 1,
+		 "pool data blocks %lld -> %lld after reclaim: fell by %lld (%lld blocks of "
+		 "64 KiB punched)", u2, u3, u2 - u3, punched / (long long)bs);
+	kt_check(u3 <= u0 + 32, "pool back to about its mkfs usage (%lld at mkfs, %lld now)", u0,
+		 u3);
+	snprintf(cmd, sizeof(cmd), "rawstore statfs --json %s " META, dev);
+	rc = run_cli(cmd, out, sizeof(out));
+	kt_check(rc == 0 && strstr(out, "\"unpunched\": 0,"), "statfs: nothing left to punch: %s",
+		 out);
+	snprintf(cmd, sizeof(cmd), "rawstore fsck %s " META, dev);
+	rc = run_cli(cmd, out, sizeof(out));
+	kt_check(rc == 0 && strstr(out, " 0 problems"), "fsck clean: %s", out);
+	free(d);
+	return kt_done();
+}
+
 static const char MARK[] = "STALE-MARKER-0123456789";
 
 static int t_stale(const char *file)
@@ -372,8 +502,10 @@ int main(int argc, char **argv)
 		return t_loop(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "thin"))
 		return t_thin(argv[2], argv[3]);
+	if (argc >= 5 && !strcmp(argv[1], "thin-cli"))
+		return t_thin_cli(argv[2], argv[3], atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "stale"))
 		return t_stale(argv[2]);
 	kt_fatal("usage: t_space zeroed DEV yes|no | loop DEV BACKING | thin DEV POOL | "
-		 "stale FILE");
+		 "thin-cli DEV POOL GIB | stale FILE");
 }

@@ -3,7 +3,8 @@
 # and without (free space dirty: partial units pad), scsi_debug with and
 # without WRITE SAME/UNMAP, a loop device over a
 # sparse file (reclaim punches the backing file by exactly the freed bytes),
-# dm-thin (ENOSPC at provision time; reclaim returns pool blocks), and a
+# dm-thin (ENOSPC at provision time; reclaim returns pool blocks; 2 GiB
+# through the rawstore command, reclaim showing its progress), and a
 # store inside a NO_HIDE_STALE file on ext4 (no stale byte reaches a read).
 # Carves /dev/disk/scratch and leaves it unused at the end.
 
@@ -61,6 +62,26 @@ if dmsetup create space-pool --table "0 $((24 * 2048)) thin-pool /dev/mapper/spa
 	kt_run space/dm-thin t_space thin /dev/mapper/space-thin space-pool
 else
 	kt_result space/dm-thin FAIL "dm-thin setup failed"
+fi
+for d in space-thin space-pool space-meta space-data; do
+	[ -e /dev/mapper/$d ] && dmsetup remove $d
+done
+blkdiscard $sp_scratch 2> /dev/null || true
+
+# dm-thin through the rawstore command (issue 10, "done when"): 2 GiB of
+# objects put, removed, and 'rawstore reclaim --progress' returns their
+# pool blocks. 16 MiB of pool metadata, 2.5 GiB of pool data (64 KiB
+# blocks) on the scratch disk past the slices above.
+dmsetup create space-meta --table "0 $((16 * 2048)) linear $sp_scratch $((640 * 2048))"
+dmsetup create space-data --table "0 $((2560 * 2048)) linear $sp_scratch $((1024 * 2048))"
+dd if=/dev/zero of=/dev/mapper/space-meta bs=4096 count=1 conv=fsync 2> /dev/null
+if dmsetup create space-pool --table "0 $((2560 * 2048)) thin-pool /dev/mapper/space-meta \
+/dev/mapper/space-data 128 0 1 error_if_no_space" &&
+	dmsetup message space-pool 0 "create_thin 1" &&
+	dmsetup create space-thin --table "0 $((2560 * 2048)) thin /dev/mapper/space-pool 1"; then
+	kt_run space/dm-thin-cli t_space thin-cli /dev/mapper/space-thin space-pool 2
+else
+	kt_result space/dm-thin-cli FAIL "dm-thin setup failed"
 fi
 for d in space-thin space-pool space-meta space-data; do
 	[ -e /dev/mapper/$d ] && dmsetup remove $d
