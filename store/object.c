@@ -7,16 +7,15 @@
 #include "internal.h"
 #include "util.h"
 
-int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
-	       const void *name, size_t nlen, struct rs_onode *o)
+static int onode_load_key(struct rawstore *st, rocksdb_writebatch_wi_t *wb,
+			  const struct rs_key *k, const char *coll, const void *name, size_t nlen,
+			  struct rs_onode *o)
 {
-	struct rs_key k;
 	char *v;
 	size_t vl;
 	int ret;
 
-	key_onode(&k, coll, name, nlen);
-	ret = meta_get(st->meta, wb, &k, &v, &vl);
+	ret = meta_get(st->meta, wb, k, &v, &vl);
 	if (ret)
 		return ret;
 	ret = onode_decode(v, vl, &st->lim, o);
@@ -29,6 +28,41 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 		       (int)(nlen > 64 ? 64 : nlen), (const char *)name, why);
 	}
 	return ret;
+}
+
+int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
+	       const void *name, size_t nlen, struct rs_onode *o)
+{
+	struct rs_key k;
+
+	key_onode(&k, coll, name, nlen);
+	return onode_load_key(st, wb, &k, coll, name, nlen, o);
+}
+
+/*
+ * The committed onode of coll/name from the cache, loaded into it on a
+ * miss; st->rwlock held for reading (ocache.h).  Release with ocache_put.
+ */
+static int onode_get_cached(struct rawstore *st, const char *coll, const void *name,
+			    size_t nlen, struct rs_ocache_ent **out)
+{
+	struct rs_ocache_ent *e;
+	struct rs_onode o;
+	struct rs_key k;
+	int ret;
+
+	key_onode(&k, coll, name, nlen);
+	e = ocache_get(st->ocache, &k);
+	if (!e) {
+		ret = onode_load_key(st, NULL, &k, coll, name, nlen, &o);
+		if (ret)
+			return ret;
+		e = ocache_add(st->ocache, &k, &o);
+		if (!e)
+			return -ENOMEM;
+	}
+	*out = e;
+	return 0;
 }
 
 struct seg {
@@ -156,7 +190,8 @@ int rawstore_stat(struct rawstore *st, const char *coll, const void *name, size_
 ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, size_t nlen,
 		      uint64_t off, void *buf, size_t len)
 {
-	struct rs_onode o;
+	struct rs_ocache_ent *e;
+	const struct rs_onode *o;
 	int ret = check_args(st, coll, name, nlen);
 
 	if (ret)
@@ -164,16 +199,17 @@ ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, s
 	if ((!buf && len) || off + len < off)
 		return -EINVAL;
 	pthread_rwlock_rdlock(&st->rwlock);
-	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	ret = onode_get_cached(st, coll, name, nlen, &e);
 	if (ret)
 		goto out_unlock;
-	if (off >= o.size) {
+	o = ocache_onode(e);
+	if (off >= o->size) {
 		len = 0;
 	} else {
-		len = min_u64(len, o.size - off);
-		ret = obj_read(st, &o, off, buf, len, false);
+		len = min_u64(len, o->size - off);
+		ret = obj_read(st, o, off, buf, len, false);
 	}
-	onode_free(&o);
+	ocache_put(st->ocache, e);
 out_unlock:
 	pthread_rwlock_unlock(&st->rwlock);
 	return ret ? ret : (ssize_t)len;

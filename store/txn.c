@@ -430,6 +430,7 @@ static int store_onode(struct actx *a, const char *coll, const void *name, size_
 		return ret;
 	key_onode(&k, coll, name, nlen);
 	rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, buf, len);
+	keyvec_push(&a->st->ocache_dirty, &k);
 	free(buf);
 	return 0;
 }
@@ -995,6 +996,7 @@ static int remove_object(struct actx *a, const char *coll, const void *name, siz
 	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
 	key_onode(&k, coll, name, nlen);
 	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	keyvec_push(&a->st->ocache_dirty, &k);
 	a->c->d_objects--;
 	return 0;
 }
