@@ -22,10 +22,19 @@ static void *worker_main(void *arg);
 
 int commit_start(struct rawstore *st)
 {
+	int ret = ocache_create(&st->ocache);
+
+	if (ret)
+		return ret;
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
 	pthread_cond_init(&st->qroom, NULL);
-	return -pthread_create(&st->worker, NULL, worker_main, st);
+	ret = -pthread_create(&st->worker, NULL, worker_main, st);
+	if (ret) {
+		ocache_destroy(st->ocache);
+		st->ocache = NULL;
+	}
+	return ret;
 }
 
 void commit_stop(struct rawstore *st)
@@ -36,6 +45,9 @@ void commit_stop(struct rawstore *st)
 	pthread_cond_broadcast(&st->qroom);
 	pthread_mutex_unlock(&st->qlock);
 	pthread_join(st->worker, NULL);
+	keyvec_free(&st->ocache_dirty);
+	ocache_destroy(st->ocache);
+	st->ocache = NULL;
 }
 
 bool commit_on_thread(struct rawstore *st)
@@ -335,6 +347,9 @@ again:
 		rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
 		pthread_rwlock_wrlock(&st->rwlock);
 		ret = commit_locked(st, &g);
+		/* Readers are out: the cache forgets the records the group
+		 * changed (all of them if the commit failed, too). */
+		ocache_drop_keys(st->ocache, &st->ocache_dirty);
 		if (!ret) {
 			st->n_objects += (uint64_t)g.d_objects;
 			st->n_colls += (uint64_t)g.d_colls;
@@ -367,6 +382,7 @@ out_complete:
 	/* No transaction completes with its data still being written. */
 	dev_wq_wait(st->dev);
 	deferred_truncate(st, 0);
+	keyvec_free(&st->ocache_dirty);
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);
@@ -530,6 +546,9 @@ int rs_commit_wb(struct rawstore *st)
 	pthread_rwlock_wrlock(&st->rwlock);
 	ret = meta_commit(st->meta, st->wb);
 	PERF_ADD(st, db_syncs, 1);
+	/* fsck's repairs: whatever they changed, the cache forgets */
+	ocache_clear(st->ocache);
+	keyvec_free(&st->ocache_dirty);
 	if (ret)
 		store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
 	space_snapshot(st);

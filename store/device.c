@@ -31,8 +31,13 @@
 
 enum dev_engine { ENG_URING, ENG_AIO };
 
-#define DEV_RINGS 32			/* rings for synchronous batches, set up on
-					 * first use (a thread each, mostly) */
+/*
+ * Rings for synchronous batches, set up on first use: a thread each up to
+ * this many threads.  A reader holds its ring for the whole read, so two
+ * threads that share one wait for each other (32 made 64 readers queue
+ * on the ring locks); unused rings cost no kernel resources.
+ */
+#define DEV_RINGS 128
 
 struct rs_ring {
 	pthread_mutex_t lock;		/* one batch at a time per ring */
@@ -395,7 +400,8 @@ static int uring_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios,
 		io_uring_sqe_set_data64(sqe, i);
 	}
 	for (submitted = 0; submitted < n;) {
-		r = io_uring_submit(&rg->ring);
+		/* one system call submits and waits for the first completion */
+		r = io_uring_submit_and_wait(&rg->ring, 1);
 		if (r == -EINTR || r == -EAGAIN)
 			continue;
 		if (r < 0) {

@@ -13,6 +13,7 @@
 #include "deferred.h"
 #include "device.h"
 #include "meta.h"
+#include "ocache.h"
 #include "ondisk.h"
 #include "onode.h"
 
@@ -56,6 +57,8 @@ struct rawstore {
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
+	struct rs_ocache *ocache;	/* decoded onodes (ocache.h) */
+	struct rs_keyvec ocache_dirty;	/* onode keys the group changes (commit thread) */
 
 	struct rawstore_perf perf;	/* updated atomically */
 };

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: MIT
 /* object.c: object reads, attributes, omap and listings. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
 #include "util.h"
 
-int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
-	       const void *name, size_t nlen, struct rs_onode *o)
+static int onode_load_key(struct rawstore *st, rocksdb_writebatch_wi_t *wb,
+			  const struct rs_key *k, const char *coll, const void *name, size_t nlen,
+			  struct rs_onode *o)
 {
-	struct rs_key k;
 	char *v;
 	size_t vl;
 	int ret;
 
-	key_onode(&k, coll, name, nlen);
-	ret = meta_get(st->meta, wb, &k, &v, &vl);
+	ret = meta_get(st->meta, wb, k, &v, &vl);
 	if (ret)
 		return ret;
 	ret = onode_decode(v, vl, &st->lim, o);
@@ -29,6 +29,77 @@ int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *col
 		       (int)(nlen > 64 ? 64 : nlen), (const char *)name, why);
 	}
 	return ret;
+}
+
+int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
+	       const void *name, size_t nlen, struct rs_onode *o)
+{
+	struct rs_key k;
+
+	key_onode(&k, coll, name, nlen);
+	return onode_load_key(st, wb, &k, coll, name, nlen, o);
+}
+
+/*
+ * The committed onode of coll/name from the cache, loaded into it on a
+ * miss; st->rwlock held for reading (ocache.h).  Release with ocache_put.
+ */
+static int onode_get_cached(struct rawstore *st, const char *coll, const void *name,
+			    size_t nlen, struct rs_ocache_ent **out)
+{
+	struct rs_ocache_ent *e;
+	struct rs_onode o;
+	struct rs_key k;
+	int ret;
+
+	key_onode(&k, coll, name, nlen);
+	e = ocache_get(st->ocache, &k);
+	if (!e) {
+		ret = onode_load_key(st, NULL, &k, coll, name, nlen, &o);
+		if (ret)
+			return ret;
+		e = ocache_add(st->ocache, &k, &o);
+		if (!e)
+			return -ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+/*
+ * One bounce buffer per reading thread for reads of up to TBUF_MAX bytes,
+ * kept between reads (freed when the thread exits): the common small read
+ * allocates nothing.
+ */
+#define TBUF_MAX (64U << 10)
+#define SEGS_ON_STACK 4
+
+static pthread_key_t tbuf_key;
+static pthread_once_t tbuf_once = PTHREAD_ONCE_INIT;
+static bool tbuf_ok;
+
+static void tbuf_init(void)
+{
+	tbuf_ok = !pthread_key_create(&tbuf_key, free);
+}
+
+/* This thread's bounce buffer (TBUF_MAX bytes, aligned), or NULL. */
+static uint8_t *tbuf_get(void)
+{
+	uint8_t *p;
+
+	pthread_once(&tbuf_once, tbuf_init);
+	if (!tbuf_ok)
+		return NULL;
+	p = pthread_getspecific(tbuf_key);
+	if (!p) {
+		p = rs_alloc_aligned(TBUF_MAX);
+		if (p && pthread_setspecific(tbuf_key, p)) {
+			free(p);
+			p = NULL;
+		}
+	}
+	return p;
 }
 
 struct seg {
@@ -45,8 +116,9 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 {
 	uint8_t *buf = out;
 	uint64_t end = off + len, cb = st->csum_block;
-	struct seg *segs = NULL;
-	struct rs_io *ios = NULL;
+	struct seg seg_st[SEGS_ON_STACK], *segs = seg_st;
+	struct rs_io io_st[SEGS_ON_STACK], *ios = io_st;
+	uint8_t *tbuf = NULL;
 	uint32_t i, first, n = 0;
 	int ret = 0;
 
@@ -58,18 +130,24 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		n++;
 	if (!n)
 		return 0;
-	segs = calloc(n, sizeof(*segs));
-	ios = calloc(n, sizeof(*ios));
-	if (!segs || !ios) {
-		ret = -ENOMEM;
-		goto out_free;
+	if (n > SEGS_ON_STACK) {
+		segs = calloc(n, sizeof(*segs));
+		ios = calloc(n, sizeof(*ios));
+		if (!segs || !ios) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	} else {
+		memset(segs, 0, n * sizeof(*segs));
 	}
 	for (i = 0; i < n; i++) {
 		const struct rs_extent *e = &o->ext[first + i];
 		uint64_t s = max_u64(e->lofs, off), t = min_u64(e->lofs + e->len, end);
 		uint64_t cs = round_down(s - e->lofs, cb), ct = round_up(t - e->lofs, cb);
 
-		segs[i].bounce = rs_alloc_aligned(ct - cs);
+		if (n == 1 && ct - cs <= TBUF_MAX)
+			tbuf = tbuf_get();
+		segs[i].bounce = tbuf ? tbuf : rs_alloc_aligned(ct - cs);
 		if (!segs[i].bounce) {
 			ret = -ENOMEM;
 			goto out_free;
@@ -112,9 +190,12 @@ out_free:
 	if (ret)
 		memset(buf, 0, len);
 	for (i = 0; segs && i < n; i++)
-		free(segs[i].bounce);
-	free(segs);
-	free(ios);
+		if (segs[i].bounce != tbuf)
+			free(segs[i].bounce);
+	if (segs != seg_st)
+		free(segs);
+	if (ios != io_st)
+		free(ios);
 	return ret;
 }
 
@@ -156,7 +237,8 @@ int rawstore_stat(struct rawstore *st, const char *coll, const void *name, size_
 ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, size_t nlen,
 		      uint64_t off, void *buf, size_t len)
 {
-	struct rs_onode o;
+	struct rs_ocache_ent *e;
+	const struct rs_onode *o;
 	int ret = check_args(st, coll, name, nlen);
 
 	if (ret)
@@ -164,16 +246,17 @@ ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, s
 	if ((!buf && len) || off + len < off)
 		return -EINVAL;
 	pthread_rwlock_rdlock(&st->rwlock);
-	ret = onode_load(st, NULL, coll, name, nlen, &o);
+	ret = onode_get_cached(st, coll, name, nlen, &e);
 	if (ret)
 		goto out_unlock;
-	if (off >= o.size) {
+	o = ocache_onode(e);
+	if (off >= o->size) {
 		len = 0;
 	} else {
-		len = min_u64(len, o.size - off);
-		ret = obj_read(st, &o, off, buf, len, false);
+		len = min_u64(len, o->size - off);
+		ret = obj_read(st, o, off, buf, len, false);
 	}
-	onode_free(&o);
+	ocache_put(st->ocache, e);
 out_unlock:
 	pthread_rwlock_unlock(&st->rwlock);
 	return ret ? ret : (ssize_t)len;

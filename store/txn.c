@@ -380,18 +380,25 @@ struct actx {
 };
 
 /*
- * Where the device image of [a0, b0) already is: inside the aligned buffer
- * of the write op being applied when @data is its data and the range holds
- * only new data (whole units, no read-modify-write).  NULL otherwise.
+ * Where the device image of the units [a0, b0) is built: inside the
+ * aligned buffer of the write op being applied when @data is its data and
+ * the buffer spans those units (whole units; or partial ones when units
+ * are no larger than the buffer's 4 KiB alignment, the buffer then has
+ * room around the data for the old bytes).  NULL otherwise.
  */
 static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0, uint64_t b0,
 			  uint64_t pos, uint64_t cend)
 {
 	const struct rs_op *op = a->wop;
+	uint64_t base;
 
-	if (!op || !op->dbuf || data != op->data || pos != a0 || cend != b0)
+	if (!op || !op->dbuf || data != op->data)
 		return NULL;
-	return (uint8_t *)op->dbuf + (a0 - (op->off - op->off % RS_IO_ALIGN));
+	base = op->off - op->off % RS_IO_ALIGN;
+	if ((pos != a0 || cend != b0) &&
+	    (a0 < base || b0 > round_up(op->off + op->dlen, RS_IO_ALIGN)))
+		return NULL;
+	return (uint8_t *)op->dbuf + (a0 - base);
 }
 
 static bool is_inline(const struct rawstore *st, const struct rs_onode *o)
@@ -430,6 +437,7 @@ static int store_onode(struct actx *a, const char *coll, const void *name, size_
 		return ret;
 	key_onode(&k, coll, name, nlen);
 	rocksdb_writebatch_wi_put(a->wb, k.buf, k.len, buf, len);
+	keyvec_push(&a->st->ocache_dirty, &k);
 	free(buf);
 	return 0;
 }
@@ -647,10 +655,13 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 				return -ENOMEM;
 		}
 		/* Old data of partly written units: read-modify-write (an
-		 * unmapped unit reads as zeros without I/O). */
+		 * unmapped unit reads as zeros without I/O).  In the op's
+		 * buffer only the bytes around the data are read. */
 		if (pos > a0)
-			ret = obj_read(st, o, a0, buf, U, true);
-		if (!ret && cend < b0 && (b0 - U != a0 || pos == a0))
+			ret = obj_read(st, o, a0, buf, own ? U : pos - a0, true);
+		if (!ret && !own && cend < b0)
+			ret = obj_read(st, o, cend, buf + (cend - a0), b0 - cend, true);
+		else if (!ret && cend < b0 && (b0 - U != a0 || pos == a0))
 			ret = obj_read(st, o, b0 - U, buf + (b0 - U - a0), U, true);
 		if (ret)
 			goto out_free_buf;
@@ -995,6 +1006,7 @@ static int remove_object(struct actx *a, const char *coll, const void *name, siz
 	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
 	key_onode(&k, coll, name, nlen);
 	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	keyvec_push(&a->st->ocache_dirty, &k);
 	a->c->d_objects--;
 	return 0;
 }

@@ -59,3 +59,44 @@ TEST_F(StoreTest, ReadersSeeWholeCommittedVersions)
 	EXPECT_GE(p.deferred_writes, (uint64_t)rounds);
 	ExpectClean();
 }
+
+// Checks the onode cache (store/ocache.h) follows every kind of change: a
+// read caches the object's record, and after each committed write,
+// truncate, clone onto it, remove and re-create the next read returns the
+// new bytes; a failed transaction leaves the cached record as it was.
+TEST_F(StoreTest, OnodeCacheFollowsEveryChange)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string a = pattern(65536, 1), b = pattern(65536, 2), c = pattern(8192, 3);
+	ASSERT_EQ(Write("c", "o", 0, a), 0);
+	ASSERT_EQ(Read("c", "o", 0, 65536), a);
+	ASSERT_EQ(Write("c", "o", 4096, c), 0);	/* partly overwritten */
+	std::string want = a;
+	want.replace(4096, c.size(), c);
+	EXPECT_EQ(Read("c", "o", 0, 65536), want);
+	struct rawstore_txn *t = T();
+	ASSERT_EQ(rawstore_txn_truncate(t, "c", "o", 1, 10000), 0);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "o", 0, 65536), want.substr(0, 10000));
+	ASSERT_EQ(Write("c", "src", 0, b), 0);
+	ASSERT_EQ(Read("c", "src", 0, 65536), b);
+	t = T();
+	ASSERT_EQ(rawstore_txn_clone(t, "c", "src", 3, "o", 1), 0);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(Read("c", "o", 0, 65536), b);
+	/* a failed transaction changes nothing, cached or not */
+	t = T();
+	ASSERT_EQ(rawstore_txn_write(t, "c", "o", 1, 0, a.data(), a.size()), 0);
+	ASSERT_EQ(rawstore_txn_remove(t, "c", "nonexistent", 11), 0);
+	EXPECT_EQ(Submit(t), -ENOENT);
+	EXPECT_EQ(Read("c", "o", 0, 65536), b);
+	t = T();
+	ASSERT_EQ(rawstore_txn_remove(t, "c", "o", 1), 0);
+	ASSERT_EQ(Submit(t), 0);
+	ssize_t r = 0;
+	Read("c", "o", 0, 10, &r);
+	EXPECT_EQ(r, -ENOENT);
+	ASSERT_EQ(Write("c", "o", 0, c), 0);
+	EXPECT_EQ(Read("c", "o", 0, 65536), c);
+	ExpectClean();
+}
