@@ -39,7 +39,8 @@ struct space_round {
 struct rs_space {
 	struct rs_job_runner jobs;	/* the commit thread (space_start) */
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
-	struct extset_observer zobs, wobs, vobs;
+	struct extset_observer zobs, wobs;
+	bool prov_dirty;		/* provisioned changed since its records (prov_sync) */
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
 
 	struct rs_disk_space_policy rec;	/* as recorded */
@@ -130,14 +131,48 @@ static void infl_del(void *a, uint64_t off)
 	obs_del(((struct rawstore *)a)->wb, 'W', off);
 }
 
-static void prov_put(void *a, uint64_t off, uint64_t len)
+/*
+ * The provisioned set has no observer: a range stays provisioned on the
+ * device even when the transaction that provisioned it fails and its batch
+ * is rolled back, so record-by-record updates would drift from the set
+ * (and overlap after a later merge or split).  Instead the "V" records are
+ * rewritten from the set, as a whole, into the batch of the next commit
+ * after it changed.  Under-reporting is safe (a range is provisioned
+ * again); claiming a punched range is not, and cannot happen this way.
+ */
+static void prov_changed(struct rs_space *sp)
 {
-	obs_put(((struct rawstore *)a)->wb, 'V', off, len);
+	sp->prov_dirty = true;
 }
 
-static void prov_del(void *a, uint64_t off)
+static int prov_sync(struct rawstore *st)
 {
-	obs_del(((struct rawstore *)a)->wb, 'V', off);
+	struct rs_space *sp = st->space;
+	struct rs_iter *it;
+	struct pext p;
+	uint64_t pos;
+	char type = 'V';
+	int ret;
+
+	if (!sp->prov_dirty)
+		return 0;
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl;
+		const char *k = meta_iter_key(it, &kl);
+
+		rocksdb_writebatch_wi_delete(st->wb, k - 1, kl + 1);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	if (ret)
+		return ret;
+	for (pos = 0; extset_next(&sp->provisioned, pos, &p); pos = p.off + p.len)
+		obs_put(st->wb, 'V', p.off, p.len);
+	sp->prov_dirty = false;
+	return 0;
 }
 
 static const char *set_name(char type)
@@ -604,12 +639,10 @@ void space_attach(struct rawstore *st)
 	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st };
 	sp->zobs = (struct extset_observer){ zero_put, zero_del, st };
 	sp->wobs = (struct extset_observer){ infl_put, infl_del, st };
-	sp->vobs = (struct extset_observer){ prov_put, prov_del, st };
 	st->freeset.obs = &st->free_obs;
 	st->unpunched.obs = &st->unpunched_obs;
 	sp->zeroed.obs = &sp->zobs;
 	sp->inflight.obs = &sp->wobs;
-	sp->provisioned.obs = &sp->vobs;
 }
 
 void space_detach(struct rawstore *st)
@@ -619,7 +652,6 @@ void space_detach(struct rawstore *st)
 	if (st->space) {
 		st->space->zeroed.obs = NULL;
 		st->space->inflight.obs = NULL;
-		st->space->provisioned.obs = NULL;
 	}
 }
 
@@ -781,6 +813,7 @@ static int provision(struct rawstore *st, const struct pext *v, int n)
 			 v[i].len - extset_overlap(&sp->provisioned, v[i].off, v[i].len));
 		extset_remove(&sp->provisioned, v[i].off, v[i].len);
 		extset_insert(&sp->provisioned, v[i].off, v[i].len);
+		prov_changed(sp);
 	}
 	return 0;
 }
@@ -916,6 +949,9 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 	size_t i;
 	int n, ret;
 
+	ret = prov_sync(st);
+	if (ret)
+		return ret;
 	for (i = 0; i < allocs->n; i++)
 		extset_remove(&st->unpunched, allocs->v[i].off, allocs->v[i].len);
 	for (i = 0; i < frees->n; i++) {
@@ -1146,7 +1182,10 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 			if (r->took_out)
 				extset_insert(&sp->dirty, p->off, p->len);
 			extset_remove(&st->unpunched, p->off, p->len);
-			extset_remove(&sp->provisioned, p->off, p->len);
+			if (extset_overlap(&sp->provisioned, p->off, p->len)) {
+				extset_remove(&sp->provisioned, p->off, p->len);
+				prov_changed(sp);
+			}
 			continue;
 		}
 		if (r->res[i]) {
@@ -1157,11 +1196,16 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 		extset_remove(&sp->dirty, p->off, p->len);
 		extset_insert(&sp->zeroed, p->off, p->len);
 		/* Punched (or zeroed by a punch): provision again before use. */
-		extset_remove(&sp->provisioned, p->off, p->len);
+		if (extset_overlap(&sp->provisioned, p->off, p->len)) {
+			extset_remove(&sp->provisioned, p->off, p->len);
+			prov_changed(sp);
+		}
 		if (r->kind == ROUND_PUNCH)
 			extset_remove(&st->unpunched, p->off, p->len);
 	}
-	ret = st->space->jobs.commit_wb(st);
+	ret = prov_sync(st);
+	if (!ret)
+		ret = st->space->jobs.commit_wb(st);
 	if (!ret)
 		rs_crash_check(st, RS_CRASH_SPACE_RECORDED);
 	r->r.n = 0;

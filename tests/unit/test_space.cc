@@ -967,6 +967,40 @@ TEST_F(SpaceTest, ProvisionedSurvivesReopen)
 	ExpectClean();
 }
 
+/*
+ * A transaction that provisions and then fails leaves the range provisioned
+ * on the device while its batch is rolled back: the records must follow the
+ * set, not the rolled-back updates (they once overlapped after a later
+ * punch, and the next open refused the store as corrupt).
+ */
+TEST_F(SpaceTest, ProvisionedRecordsFollowAFailedTransaction)
+{
+	mo.zero_policy = RAWSTORE_ZERO_PAD;
+	ASSERT_EQ(Mkfs(), 0);
+	ASSERT_EQ(Open(), 0);
+	ASSERT_EQ(MkColl(), 0);
+	ASSERT_EQ(Write("a", 0, pattern(1 << 20, 1)), 0);
+	ASSERT_EQ(Write("b", 0, pattern(1 << 20, 2)), 0);
+	ASSERT_EQ(Write("c", 0, pattern(1 << 20, 3)), 0);
+	ASSERT_EQ(Remove("b"), 0);
+	ASSERT_EQ(rawstore_reclaim(st), 0) << rawstore_errmsg();
+	ASSERT_EQ(Statfs().provisioned, 2u << 20) << "a and c, with b's hole between";
+	/* provisions b's hole again, then fails */
+	struct rawstore_txn *t = T();
+	std::string d = pattern(1 << 20, 4);
+	rawstore_txn_write(t, "c", "d", 1, 0, d.data(), d.size());
+	rawstore_txn_remove(t, "c", "nothing", 7);
+	ASSERT_EQ(Submit(t), -ENOENT);
+	ASSERT_EQ(Remove("a"), 0);
+	ASSERT_EQ(rawstore_reclaim(st), 0) << rawstore_errmsg();
+	uint64_t prov = Statfs().provisioned;
+	Close();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().provisioned, prov);
+	EXPECT_EQ(Read("c", 0, 1 << 20), pattern(1 << 20, 3));
+	ExpectClean();
+}
+
 struct ProgressLog {
 	std::vector<std::pair<uint64_t, uint64_t>> calls;
 };
