@@ -77,9 +77,11 @@ pc_log=3145728			# 1.5 GiB log
 pc_orig=$pc_log
 pc_rep=$((pc_orig + pc_size))
 pc_chk=$((pc_rep + pc_size))
-# Torn writes: the data device tears at every 512-byte sector; the ext4
-# holding RocksDB at its 4 KiB block (ext4 rewrites its superblock, two
-# sectors, in place, and refuses to mount when those two are torn apart).
+# Torn writes: the data device tears at every 512-byte sector (the store
+# must survive that); the ext4 holding RocksDB at its 4 KiB block, the unit
+# ext4 writes (at 512 bytes, PC_ATOM="0 1", a torn variant once left an
+# ext4 that refused to mount with EBADMSG: ext4's robustness, not the
+# store's, and not reproduced since).
 pc_atom=${PC_ATOM:-"$pc_data 8"}
 
 pc_cleanup() {
