@@ -43,8 +43,9 @@
 #   PC_MODE      quick (default, CI) or full (the benchmark's campaign)
 #   PC_TXNS      transactions (quick 40, full 100)
 #   PC_CUTS      at most that many cut points, two thirds flush/FUA/mark
-#                points spread evenly, one third random (quick 16, full 200);
-#                "all": every entry after mkfs
+#                points spread evenly, one third random (quick 16);
+#                "points" (full): every flush, FUA and mark point and 100
+#                random ones; "all": every entry after mkfs
 #   PC_REORDER   reorder variants per cut that has volatile writes (1)
 #   PC_TORN      torn variants per cut that has a write that can tear (1)
 #   PC_ATOM      "FROM UNIT" (512-byte sectors): writes at or past FROM tear
@@ -56,13 +57,14 @@
 #                vm/run --disk scratch:4G:file=PATH)
 #   PC_SEED      the workload's seed (1); each variant's seed is printed
 #   PC_SCRATCH   the disk to use (/dev/disk/scratch, at least 2.1 GiB)
-# A full campaign by hand (about an hour under TCG):
+# A full campaign by hand (100 transactions: about 350 points and 100
+# random cuts, 600 variants, over an hour under TCG):
 #   vm/run --mem 2G --timeout 14400 --disk scratch:4G -- \
 #       env PC_MODE=full /opt/rawstore/tests/suite.sh v_powercut
 
 pc_mode=${PC_MODE:-quick}
 case $pc_mode in
-full) pc_txns=${PC_TXNS:-100} pc_cuts=${PC_CUTS:-200} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
+full) pc_txns=${PC_TXNS:-100} pc_cuts=${PC_CUTS:-points} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
 *) pc_mode=quick
 	pc_txns=${PC_TXNS:-40} pc_cuts=${PC_CUTS:-16} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
 esac
@@ -134,7 +136,7 @@ pc_main() {
 	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
 	local start n prev cut acked out t0 secs w nvol nmulti variants v mode vseed what ok i m f c
 	local ncut nvar ntx nbytes nfail states_next fail_prefix fail_reorder fail_torn
-	local n_reorder n_torn control last_acked rc
+	local n_reorder n_torn control last_acked rc npoint nrand
 
 	pc_cleanup
 	mkdir -p /mnt/pc /mnt/pcc
@@ -165,12 +167,17 @@ pc_main() {
 	elif [ "$pc_cuts" = all ]; then
 		seq $((start + 1)) "$n" > "$cuts"
 	else {
+		if [ "$pc_cuts" = points ]; then
+			npoint=1000000000 nrand=100
+		else
+			npoint=$((pc_cuts * 2 / 3)) nrand=$((pc_cuts / 3))
+		fi
 		awk -v s="$start" '$1 > s && $2 ~ /F/ { print $1 }
 			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$entries" | sort -n -u |
-			awk -v k="$((pc_cuts * 2 / 3))" '{ a[NR] = $1 } END {
+			awk -v k="$npoint" '{ a[NR] = $1 } END {
 				if (NR == 0) exit; step = NR / k; if (step < 1) step = 1;
 				for (i = 1; i <= NR; i += step) print a[int(i)]; print a[NR] }'
-		awk -v s="$start" -v n="$n" -v k="$((pc_cuts / 3))" -v seed="$pc_seed" \
+		awk -v s="$start" -v n="$n" -v k="$nrand" -v seed="$pc_seed" \
 			'BEGIN { srand(seed); for (i = 0; i < k; i++)
 				print s + 1 + int(rand() * (n - s)) }'
 	} | sort -n -u > "$cuts"
