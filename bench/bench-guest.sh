@@ -405,5 +405,25 @@ if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection' >> "$log"; then
 	say "the kernel logged warnings during the run (see guest.log)"
 	echo '{"section": "env", "kind": "kernel_warnings", "status": "warned"}' >> "$res"
 fi
+
+# --- power cuts: the v_powercut campaign (full only; issue 13 item 1) -------
+# tests/vm/v_powercut.sh in full mode on the fs disk (free by now; the
+# campaign zeroes the regions it uses). Its last line is the JSON summary;
+# suite.sh checks the kernel log of the campaign itself.
+powercut_campaign() {
+	say "power cuts: v_powercut full campaign on the fs disk (see guest.log)"
+	PC_MODE=full PC_SCRATCH=/dev/disk/fs sh "$here/suite.sh" v_powercut > /tmp/pc.out 2>&1
+	cat /tmp/pc.out >> "$log"
+	pc_line=$(grep '^{"kind":"powercut"' /tmp/pc.out | tail -1)
+	if [ -n "$pc_line" ]; then
+		echo "{\"section\": \"powercut\", ${pc_line#\{}" >> "$res"
+		say "power cuts: $pc_line"
+	else
+		missing '"section": "powercut"' powercut \
+			"the campaign did not finish: $(grep '^RESULT' /tmp/pc.out | grep -v PASS |
+				head -1 | tr -d '"\\')"
+	fi
+}
+[ "$mode" = full ] && powercut_campaign
 sync
 exit 0

@@ -483,6 +483,41 @@ def load_targets(cells):
 
 # --- the report -----------------------------------------------------------------
 
+# --- power cuts (issue 13 item 1) ---------------------------------------------
+
+def powercut_section(recs, P, missing):
+    """The power-cut campaign: the JSON line v_powercut.sh prints at its end
+    (bench-guest.sh's powercut step, full mode only)."""
+    runs = [r for r in recs if r.get("kind") == "powercut"]
+    P("## Power cuts")
+    P("")
+    if not runs or runs[-1].get("status") == "missing":
+        why = runs[-1].get("why", "not run") if runs else \
+            "not run: the campaign runs with `bench/run --full`"
+        P("Not in this report (%s)." % why)
+        P("")
+        missing.append(("power-cuts campaign", why))
+        return
+    r = runs[-1]
+    P("`tests/vm/v_powercut.sh` in %s mode on the `fs` disk: a dm-log-writes log of the "
+      "data device and of the ext4 holding RocksDB, cut at flush points, after FUA "
+      "writes and acknowledgement marks and at random entries; at each cut the log "
+      "prefix, random subsets of the un-flushed writes in random order (reorder) and "
+      "torn multi-sector writes (torn) are replayed, then the store must hold every "
+      "acknowledged transaction byte for byte and pass a deep fsck." % r.get("mode"))
+    P("")
+    P("| cut points | variants checked | transactions checked | bytes verified "
+      "| failures | seconds |")
+    P("|---|---|---|---|---|---|")
+    P("| %d | %d | %d | %d | **%d** | %d |" % (
+        r.get("cut_points", 0), r.get("variants", 0), r.get("txns_checked", 0),
+        r.get("bytes_verified", 0), r.get("failures", 0), r.get("seconds", 0)))
+    P("")
+    if r.get("failures"):
+        P("**Failures: the cut points, variants and seeds are in raw/guest.log.**")
+        P("")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -1011,6 +1046,8 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         P("")
         missing.append(("BlueStore comparison (all shapes)",
                         "not run: needs `bench/run --peer bluestore`"))
+
+    powercut_section(recs, P, missing)
 
     # ---- targets ------------------------------------------------------------------
     P("## 5. Targets")

@@ -10,6 +10,17 @@
  *                                       M mark, m metadata, - none)
  *   t_lwreplay replay LOG DEV FROM TO   write entries [FROM, TO) to DEV
  *                                       (discards become zeroes), then fsync
+ *   t_lwreplay window LOG CUT [FROM UNIT]
+ *                                       "W V T": the volatile window of a cut
+ *                                       before entry CUT starts at entry W;
+ *                                       V of its writes are not durable, T of
+ *                                       those can tear (span two atoms)
+ *   t_lwreplay variant LOG DEV CUT MODE SEED [FROM UNIT]
+ *                                       DEV holds entries [0, W): apply the
+ *                                       window [W, CUT) as MODE says, then
+ *                                       fsync; prints what it did
+ *     (FROM UNIT, in 512-byte sectors: writes at or past FROM tear only at
+ *     multiples of UNIT; by default every sector of the log is an atom)
  *   t_lwreplay zero DEV                 zero all of DEV (BLKZEROOUT)
  *   t_lwreplay copy SRC DST             make DST a copy of SRC (zero DST,
  *                                       then copy the non-zero 64 KiB chunks)
@@ -18,8 +29,33 @@
  * size of the logged device), then for each entry one sector holding
  * struct log_write_entry (and a mark's name after it), followed by
  * nr_sectors sectors of data unless the entry is a discard or a mark.
+ *
+ * What a power cut may keep. dm-log-writes holds every completed write that
+ * is neither FUA nor a flush until the next flush is issued and logs them
+ * (in completion order) right before that flush's entry; FUA writes and
+ * marks are logged when they complete or are sent. So at a cut before
+ * entry CUT, with f the last flush entry before it, everything before f
+ * reached stable media, and so did f's own data if it is FUA (a flush whose
+ * data is not FUA keeps that data volatile: W = f, else W = f + 1). In the
+ * window [W, CUT), FUA writes are durable and every other write or discard
+ * is volatile: it completed, but sat in the device's cache, so the cut may
+ * have kept any subset of them, in any order, and any sectors of each.
+ * MODE:
+ *   prefix   the window in log order (what a plain replay to CUT gives)
+ *   reorder  a random subset of the volatile writes (each kept with
+ *            probability 1/2) applied in a random order
+ *   torn     like reorder, but each volatile write is dropped, kept whole or
+ *            torn with probability 1/3 (at least one write that spans two
+ *            atoms is torn when there is one): torn keeps a random prefix of
+ *            its atoms or a random set of them (never none, never all)
+ * In reorder and torn, the durable FUA writes of the window are applied
+ * first in log order, and each volatile write skips the sectors that a FUA
+ * write logged after it covers (it completed before that FUA write was
+ * issued, so it cannot land over it). The random choices depend only on
+ * SEED, so "t_lwreplay variant" with the printed seed redoes a variant.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdint.h>
@@ -213,6 +249,308 @@ static void copy(int src, int dst)
 		die("%s", "fsync");
 }
 
+/* One log entry, indexed. */
+struct lw_ent {
+	uint64_t sector, nr, flags;
+	uint64_t pos;			/* offset of its data in the log */
+	bool vol;			/* a write or discard that may be lost */
+	uint8_t *keep;			/* per sector: 1 = lands (variants) */
+};
+
+struct lw_log {
+	int fd;
+	uint32_t ss;
+	uint64_t n;
+	struct lw_ent *e;
+};
+
+static bool has_data(const struct lw_ent *e)
+{
+	return e->nr && !(e->flags & LOG_MARK_FLAG);
+}
+
+/* Index the entries [0, to) of the log (to: clamped to the log's length). */
+static void index_log(struct lw_log *l, int fd, uint64_t to)
+{
+	struct log_write_super s;
+	uint64_t pos, i;
+	char *hdr;
+
+	l->fd = fd;
+	pread_all(fd, &s, sizeof(s), 0);
+	if (s.magic != WRITE_LOG_MAGIC || s.version != WRITE_LOG_VERSION || !s.sectorsize ||
+	    s.sectorsize % 512) {
+		errno = EINVAL;
+		die("%s", "not a dm-log-writes log");
+	}
+	l->ss = s.sectorsize;
+	l->n = to < s.nr_entries ? to : s.nr_entries;
+	l->e = calloc(l->n ? l->n : 1, sizeof(*l->e));
+	hdr = malloc(l->ss);
+	if (!l->e || !hdr)
+		die("%s", "malloc");
+	pos = l->ss;
+	for (i = 0; i < l->n; i++) {
+		struct log_write_entry we;
+		struct lw_ent *e = &l->e[i];
+
+		pread_all(fd, hdr, l->ss, pos);
+		memcpy(&we, hdr, sizeof(we));
+		pos += l->ss;
+		e->sector = we.sector;
+		e->nr = we.nr_sectors;
+		e->flags = we.flags;
+		e->pos = pos;
+		if (!(we.flags & (LOG_DISCARD_FLAG | LOG_MARK_FLAG)))
+			pos += we.nr_sectors * l->ss;
+	}
+	free(hdr);
+}
+
+/* The start of the volatile window before entry @cut; marks volatile entries. */
+static uint64_t window(struct lw_log *l, uint64_t cut)
+{
+	uint64_t w = 0, i;
+
+	for (i = cut; i-- > 0;) {
+		if (l->e[i].flags & LOG_FLUSH_FLAG) {
+			w = i + 1;
+			if (has_data(&l->e[i]) && !(l->e[i].flags & LOG_FUA_FLAG))
+				w = i;
+			break;
+		}
+	}
+	for (i = w; i < cut; i++)
+		l->e[i].vol = has_data(&l->e[i]) && !(l->e[i].flags & LOG_FUA_FLAG);
+	return w;
+}
+
+static uint64_t vrng;
+
+static uint64_t vrnd(uint64_t n)
+{
+	vrng ^= vrng << 13;
+	vrng ^= vrng >> 7;
+	vrng ^= vrng << 17;
+	return n ? vrng % n : 0;
+}
+
+/* Write the kept sectors of entry @e to @dev. */
+static void apply(struct lw_log *l, struct lw_ent *e, int dev, char **buf, size_t *cap)
+{
+	size_t len = e->nr * l->ss;
+	uint64_t a = 0, b;
+
+	if (!(e->flags & LOG_DISCARD_FLAG)) {
+		if (len > *cap) {
+			free(*buf);
+			*cap = len;
+			*buf = malloc(len);
+			if (!*buf)
+				die("%s", "malloc");
+		}
+		pread_all(l->fd, *buf, len, e->pos);
+	}
+	while (a < e->nr) {
+		if (e->keep && !e->keep[a]) {
+			a++;
+			continue;
+		}
+		for (b = a; b < e->nr && (!e->keep || e->keep[b]); b++)
+			;
+		if (e->flags & LOG_DISCARD_FLAG)
+			zero_range(dev, (e->sector + a) * l->ss, (b - a) * l->ss);
+		else
+			pwrite_all(dev, *buf + a * l->ss, (b - a) * l->ss, (e->sector + a) * l->ss);
+		a = b;
+	}
+}
+
+/*
+ * Writes at or past sector atom_from tear only at multiples of atom_unit
+ * sectors (the optional FROM UNIT arguments), the others at every sector.
+ */
+static uint64_t atom_from = UINT64_MAX, atom_unit = 1;
+
+static uint64_t atom_of(const struct lw_ent *e, uint64_t k)
+{
+	uint64_t u = e->sector >= atom_from ? atom_unit : 1;
+
+	return (e->sector + k) / u - e->sector / u;
+}
+
+static uint64_t atoms(const struct lw_ent *e)
+{
+	return e->nr ? atom_of(e, e->nr - 1) + 1 : 0;
+}
+
+/* Tear @e: keep a random prefix or a random set of its atoms, not all, not none. */
+static void tear(struct lw_ent *e)
+{
+	uint64_t k, n = atoms(e), kept = 0, *bits = calloc(n, sizeof(*bits));
+
+	if (!bits)
+		die("%s", "malloc");
+	if (vrnd(2)) {
+		uint64_t p = 1 + vrnd(n - 1);
+
+		for (k = 0; k < n; k++)
+			bits[k] = k < p;
+	} else {
+		for (k = 0; k < n; k++)
+			kept += bits[k] = vrnd(2);
+		if (kept == 0)
+			bits[vrnd(n)] = 1;
+		else if (kept == n)
+			bits[vrnd(n)] = 0;
+	}
+	for (k = 0; k < e->nr; k++)
+		e->keep[k] = (uint8_t)bits[atom_of(e, k)];
+	free(bits);
+}
+
+static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, uint64_t seed)
+{
+	uint64_t w = window(l, cut), nv = 0, i, j, k, dropped = 0, torn = 0, tsec = 0, tall = 0;
+	uint64_t *order;
+	bool torn_mode = !strcmp(mode, "torn");
+	char *buf = NULL;
+	size_t cap = 0;
+
+	if (strcmp(mode, "prefix") && strcmp(mode, "reorder") && !torn_mode) {
+		errno = EINVAL;
+		die("unknown mode %s (prefix, reorder, torn)", mode);
+	}
+	vrng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	if (!vrng)
+		vrng = 1;
+	if (!strcmp(mode, "prefix")) {
+		for (i = w; i < cut; i++)
+			if (has_data(&l->e[i]))
+				apply(l, &l->e[i], dev, &buf, &cap);
+		printf("variant prefix: window [%llu, %llu) applied in log order\n",
+		       (unsigned long long)w, (unsigned long long)cut);
+		goto out;
+	}
+	order = calloc(cut - w + 1, sizeof(*order));
+	if (!order)
+		die("%s", "malloc");
+	for (i = w; i < cut; i++) {
+		struct lw_ent *e = &l->e[i];
+
+		if (!e->vol)
+			continue;
+		e->keep = malloc(e->nr);
+		if (!e->keep)
+			die("%s", "malloc");
+		memset(e->keep, 1, e->nr);
+		order[nv++] = i;
+	}
+	/* Which volatile writes land, and how much of each. */
+	for (k = 0; k < nv; k++) {
+		struct lw_ent *e = &l->e[order[k]];
+		uint64_t r = torn_mode ? vrnd(3) : vrnd(2);
+
+		if (r == 0) {
+			memset(e->keep, 0, e->nr);
+			dropped++;
+		} else if (r == 2 && atoms(e) > 1) {
+			tear(e);
+			torn++;
+		}
+	}
+	if (torn_mode && !torn) {	/* tear one multi-sector write if there is one */
+		uint64_t multi = 0, pick;
+
+		for (k = 0; k < nv; k++)
+			multi += atoms(&l->e[order[k]]) > 1;
+		if (multi) {
+			pick = vrnd(multi);
+			for (k = 0; k < nv; k++) {
+				struct lw_ent *e = &l->e[order[k]];
+
+				if (atoms(e) > 1 && pick-- == 0) {
+					if (!memchr(e->keep, 1, e->nr))
+						dropped--;
+					tear(e);
+					torn++;
+					break;
+				}
+			}
+		}
+	}
+	for (k = 0; k < nv; k++) {
+		struct lw_ent *e = &l->e[order[k]];
+		uint64_t kept = 0;
+
+		for (j = 0; j < e->nr; j++)
+			kept += e->keep[j];
+		if (kept && kept < e->nr) {
+			tsec += kept;
+			tall += e->nr;
+		}
+	}
+	/* A FUA write logged after a volatile one lands over it. */
+	for (i = w; i < cut; i++) {
+		struct lw_ent *u = &l->e[i];
+
+		if (u->vol || !has_data(u))
+			continue;
+		for (k = 0; k < nv && order[k] < i; k++) {
+			struct lw_ent *e = &l->e[order[k]];
+
+			for (j = 0; j < e->nr; j++)
+				if (e->sector + j >= u->sector && e->sector + j < u->sector + u->nr)
+					e->keep[j] = 0;
+		}
+		apply(l, u, dev, &buf, &cap);
+	}
+	/* Shuffle the volatile writes (Fisher-Yates), then apply them. */
+	for (k = nv; k > 1; k--) {
+		uint64_t r = vrnd(k), t = order[k - 1];
+
+		order[k - 1] = order[r];
+		order[r] = t;
+	}
+	for (k = 0; k < nv; k++)
+		apply(l, &l->e[order[k]], dev, &buf, &cap);
+	printf("variant %s seed %llu: window [%llu, %llu): %llu volatile writes, %llu dropped, "
+	       "%llu torn (%llu of %llu sectors kept), the rest whole, in order:",
+	       mode, (unsigned long long)seed, (unsigned long long)w, (unsigned long long)cut,
+	       (unsigned long long)nv, (unsigned long long)dropped, (unsigned long long)torn,
+	       (unsigned long long)tsec, (unsigned long long)tall);
+	for (k = 0; k < nv && k < 32; k++)
+		printf(" %llu", (unsigned long long)order[k]);
+	printf("%s\n", nv > 32 ? " ..." : "");
+	for (k = 0; k < nv; k++) {
+		struct lw_ent *e = &l->e[order[k]];
+
+		if (!memchr(e->keep, 1, e->nr) || !memchr(e->keep, 0, e->nr))
+			continue;
+		printf("  torn: entry %llu, sectors %llu+%llu, kept", (unsigned long long)order[k],
+		       (unsigned long long)e->sector, (unsigned long long)e->nr);
+		for (j = 0; j < e->nr && j < 64; j++)
+			putchar(e->keep[j] ? '1' : '0');
+		printf("%s\n", e->nr > 64 ? "..." : "");
+	}
+	free(order);
+out:
+	if (fsync(dev))
+		die("%s", "fsync");
+	free(buf);
+}
+
+/* FROM and UNIT count 512-byte sectors; the log counts its own sectors. */
+static void atom_args(const struct lw_log *l, const char *from, const char *unit)
+{
+	atom_from = strtoull(from, NULL, 0) * 512 / l->ss;
+	atom_unit = strtoull(unit, NULL, 0) * 512 / l->ss;
+	if (!atom_unit) {
+		errno = EINVAL;
+		die("bad tear unit %s", unit);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "list")) {
@@ -220,6 +558,28 @@ int main(int argc, char **argv)
 	} else if (argc == 6 && !strcmp(argv[1], "replay")) {
 		walk(open_or_die(argv[2], O_RDONLY), strtoull(argv[4], NULL, 0),
 		     strtoull(argv[5], NULL, 0), open_or_die(argv[3], O_RDWR));
+	} else if ((argc == 4 || argc == 6) && !strcmp(argv[1], "window")) {
+		struct lw_log l;
+		uint64_t cut = strtoull(argv[3], NULL, 0), w, i, v = 0, t = 0;
+
+		index_log(&l, open_or_die(argv[2], O_RDONLY), cut);
+		if (argc == 6)
+			atom_args(&l, argv[4], argv[5]);
+		w = window(&l, l.n);
+		for (i = w; i < l.n; i++) {
+			v += l.e[i].vol;
+			t += l.e[i].vol && atoms(&l.e[i]) > 1;
+		}
+		printf("%llu %llu %llu\n", (unsigned long long)w, (unsigned long long)v,
+		       (unsigned long long)t);
+	} else if ((argc == 7 || argc == 9) && !strcmp(argv[1], "variant")) {
+		struct lw_log l;
+		uint64_t cut = strtoull(argv[4], NULL, 0);
+
+		index_log(&l, open_or_die(argv[2], O_RDONLY), cut);
+		if (argc == 9)
+			atom_args(&l, argv[7], argv[8]);
+		variant(&l, open_or_die(argv[3], O_RDWR), l.n, argv[5], strtoull(argv[6], NULL, 0));
 	} else if (argc == 3 && !strcmp(argv[1], "zero")) {
 		int fd = open_or_die(argv[2], O_RDWR);
 
@@ -229,8 +589,10 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && !strcmp(argv[1], "copy")) {
 		copy(open_or_die(argv[2], O_RDONLY), open_or_die(argv[3], O_RDWR));
 	} else {
-		fprintf(stderr, "usage: t_lwreplay list LOG | replay LOG DEV FROM TO | zero DEV | "
-			"copy SRC DST\n");
+		fprintf(stderr, "usage: t_lwreplay list LOG | replay LOG DEV FROM TO | "
+			"window LOG CUT [FROM UNIT] | "
+			"variant LOG DEV CUT prefix|reorder|torn SEED [FROM UNIT] | "
+			"zero DEV | copy SRC DST\n");
 		return 2;
 	}
 	return 0;

@@ -255,9 +255,12 @@ static int omap_cb(void *arg, const void *k, size_t kl, const void *v, size_t vl
 	return 0;
 }
 
-/* 0 if the store holds exactly @m, else a description in @why. */
+/*
+ * 0 if the store holds exactly @m, else a description in @why. Adds the
+ * object bytes read and compared to *@verified.
+ */
 static int matches(struct rawstore *st, const struct model *m, uint8_t *buf, char *why,
-		   size_t wlen)
+		   size_t wlen, uint64_t *verified)
 {
 	int i, k;
 
@@ -290,6 +293,7 @@ static int matches(struct rawstore *st, const struct model *m, uint8_t *buf, cha
 				 n, r, (unsigned long long)o->len);
 			return 1;
 		}
+		*verified += o->len;
 		ret = rawstore_omap_iterate(st, COLL, n, strlen(n), NULL, 0, omap_cb, &seen);
 		for (k = 0; k < NKEY; k++)
 			want += o->has[k];
@@ -309,7 +313,7 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	struct rawstore *st;
 	uint8_t *buf = malloc(MAXLEN);
 	char why_a[200] = "", why_b[200] = "";
-	uint64_t i;
+	uint64_t i, verified = 0;
 	int ret, ma, mb;
 
 	model_init(&a);
@@ -324,8 +328,12 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	kt_expect_eq(ret, 0, "open after the cut (%s)", ret ? rawstore_errmsg() : "ok");
 	if (ret)
 		return kt_done();
-	ma = matches(st, &a, buf, why_a, sizeof(why_a));
-	mb = ma ? matches(st, &b, buf, why_b, sizeof(why_b)) : 1;
+	ma = matches(st, &a, buf, why_a, sizeof(why_a), &verified);
+	if (ma)
+		verified = 0;
+	mb = ma ? matches(st, &b, buf, why_b, sizeof(why_b), &verified) : 1;
+	if (ma && mb)
+		verified = 0;
 	kt_check(!ma || !mb, "state is transaction %llu's or %llu's (%s; %s)",
 		 (unsigned long long)acked, (unsigned long long)acked + 1, why_a, why_b);
 	if (!ma)
@@ -333,6 +341,7 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	else if (!mb)
 		kt_note("state after transaction %llu (durable before its ack mark)",
 			(unsigned long long)acked + 1);
+	kt_note("verified %llu bytes", (unsigned long long)verified);
 	rawstore_fsck_opts_init(&fo);
 	fo.deep = 1;
 	fr.struct_size = sizeof(fr);

@@ -1,37 +1,76 @@
 # v_powercut.sh: power cuts at the device level, replayed from a
-# dm-log-writes log (issue 13 item 1, quick subset).
+# dm-log-writes log, with lost, reordered and torn un-flushed writes
+# (issue 13 item 1).
 #
-# One dm-log-writes device over a zeroed region of /dev/disk/scratch records,
-# in completion order with their flush/FUA boundaries, every write of both
-# halves of the store: the raw data device (dm-linear, first 64 MiB) and an
-# ext4 file system holding the RocksDB directory (dm-linear, next 128 MiB).
-# A single log orders the two devices' writes against each other.
-# t_powercut runs a write-heavy workload on it (mkfs, then PC_TXNS
+# One dm-log-writes device over a zeroed region of the scratch disk records,
+# with their flush/FUA boundaries, every write of both halves of the store:
+# the raw data device (dm-linear, first 64 MiB) and an ext4 file system
+# holding the RocksDB directory (dm-linear, next 128 MiB). A single log
+# orders the two devices' writes against each other, so RocksDB's directory
+# loses, reorders and tears its un-synced writes exactly like the data
+# device. t_powercut runs a write-heavy workload on it (mkfs, then PC_TXNS
 # transactions: large writes, deferred small overwrites, removes, clones,
 # truncates, omap, a reclaim every 8) and marks each acknowledgement in the
-# log ("ack-N"). Then, for PC_CUTS cut points chosen among the log entries
-# after mkfs (every flush, FUA and mark entry is a candidate, spread evenly,
-# plus random entries between flushes, which keep only part of the
-# un-flushed writes), the log is replayed up to the cut onto a zeroed
-# region (incrementally), copied to a check region, ext4 mounted (its
-# journal recovers) and t_powercut check asserts that the store opens,
-# holds exactly the state after the last acknowledged transaction (or the
-# next one, durable before its mark), byte for byte with its omap, and that
-# a deep fsck is clean.
+# log ("ack-N"; the log is outside the replayed devices).
+#
+# Cut points are chosen among the log entries after mkfs: just before each
+# flush (the writes of its group completed but are not yet durable), just
+# after each FUA write and acknowledgement mark, and random entries. For a
+# cut, t_lwreplay window finds the volatile window (the writes since the
+# last flush that are not FUA; see t_lwreplay.c); the log up to the window
+# is replayed (incrementally) onto a zeroed region, copied to a check
+# region, and one variant of the window is applied on top:
+#   prefix   the window in log order (a plain replay up to the cut)
+#   reorder  a random subset of the volatile writes in a random order
+#   torn     as reorder, and some multi-sector writes torn (a random prefix
+#            or a random set of their sectors)
+# Then ext4 is mounted (its journal recovers) and t_powercut check asserts
+# that the store opens, holds exactly the state after the last acknowledged
+# transaction (or the next one, durable before its mark), byte for byte with
+# its omap, and that a deep fsck is clean (no leak, no double use, every
+# checksum). Each variant prints its seed and the command that redoes it.
 #
 # The checker must be able to fail: at the last cut it is also asked for
 # the state two transactions back, which must be refused.
 #
-# Env (read in the guest): PC_TXNS (default 40), PC_CUTS (default 24;
-# "all": every entry after mkfs), PC_SEED (default 1). A longer campaign:
-#   vm/run --mem 2G --disk scratch:4G -- \
-#       env PC_TXNS=200 PC_CUTS=all /opt/rawstore/tests/suite.sh v_powercut
+# At the end one JSON line sums the run:
+#   {"kind":"powercut","mode":"quick"|"full","cut_points":N,"variants":N,
+#    "txns_checked":N,"bytes_verified":N,"failures":N,"seconds":S}
+# (variants: checks run; txns_checked: acknowledged transactions verified,
+# summed over the checks; bytes_verified: object bytes read and compared).
+#
+# Env (read in the guest):
+#   PC_MODE      quick (default, CI) or full (the benchmark's campaign)
+#   PC_TXNS      transactions (quick 40, full 100)
+#   PC_CUTS      at most that many cut points, two thirds flush/FUA/mark
+#                points spread evenly, one third random (quick 16);
+#                "points" (full): every flush, FUA and mark point and 100
+#                random ones; "all": every entry after mkfs
+#   PC_REORDER   reorder variants per cut that has volatile writes (1)
+#   PC_TORN      torn variants per cut that has a write that can tear (1)
+#   PC_ATOM      "FROM UNIT" (512-byte sectors): writes at or past FROM tear
+#                only at multiples of UNIT (default: the ext4 part at 4 KiB)
+#   PC_CUTLIST   only these cut points (to redo a failure)
+#   PC_REUSE=1   skip the workload and replay the log already on the scratch
+#                disk (the log depends on timing, not only on PC_SEED, so a
+#                failure is redone on its own log: keep the disk with
+#                vm/run --disk scratch:4G:file=PATH)
+#   PC_SEED      the workload's seed (1); each variant's seed is printed
+#   PC_SCRATCH   the disk to use (/dev/disk/scratch, at least 2.1 GiB)
+# A full campaign by hand (100 transactions: about 350 points and 100
+# random cuts, 600 variants, over an hour under TCG):
+#   vm/run --mem 2G --timeout 14400 --disk scratch:4G -- \
+#       env PC_MODE=full /opt/rawstore/tests/suite.sh v_powercut
 
-pc_txns=${PC_TXNS:-40}
-pc_cuts=${PC_CUTS:-24}
+pc_mode=${PC_MODE:-quick}
+case $pc_mode in
+full) pc_txns=${PC_TXNS:-100} pc_cuts=${PC_CUTS:-points} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
+*) pc_mode=quick
+	pc_txns=${PC_TXNS:-40} pc_cuts=${PC_CUTS:-16} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
+esac
 pc_seed=${PC_SEED:-1}
 pc_dm=/usr/sbin/dmsetup
-pc_scratch=/dev/disk/scratch
+pc_scratch=${PC_SCRATCH:-/dev/disk/scratch}
 # 512-byte sectors
 pc_data=131072			# 64 MiB raw data device
 pc_meta=262144			# 128 MiB ext4 for RocksDB
@@ -40,6 +79,13 @@ pc_log=3145728			# 1.5 GiB log
 pc_orig=$pc_log
 pc_rep=$((pc_orig + pc_size))
 pc_chk=$((pc_rep + pc_size))
+# Torn writes: the data device tears at every 512-byte sector (the store
+# must survive that); the ext4 holding RocksDB at its 4 KiB block. With
+# PC_ATOM="0 1" ext4 tears at 512 bytes too, and then a torn write of its
+# superblock (1 KiB at byte 1024, rewritten in place without FUA) leaves an
+# ext4 that refuses to mount (EBADMSG, superblock checksum): ext4's limit,
+# not the store's (seen in 4 of 165 such torn variants).
+pc_atom=${PC_ATOM:-"$pc_data 8"}
 
 pc_cleanup() {
 	umount /mnt/pc 2> /dev/null
@@ -54,31 +100,23 @@ pc_split() { # pc_split UNDER PREFIX: PREFIX-data and PREFIX-meta over UNDER
 		$pc_dm create "$2meta" --table "0 $pc_meta linear $1 $pc_data"
 }
 
-pc_main() {
-	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
-	local start n prev cut acked fails=0 checked=0 states_next=0 out
+pc_workload() { # the logged workload; 0 when it ran to its last ack
+	local log=/tmp/pc.log rc
 
-	pc_cleanup
-	mkdir -p /mnt/pc /mnt/pcc
-	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
-		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
-		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
-		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk" ||
-		{ kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
 	for d in pc-log pc-orig pc-rep; do
 		t_lwreplay zero /dev/mapper/$d ||
-			{ kt_result powercut/setup FAIL "cannot zero $d"; return; }
+			{ kt_result powercut/setup FAIL "cannot zero $d"; return 1; }
 	done
 	if ! $pc_dm create pc-lw --table \
 		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> /tmp/pc.err; then
 		kt_result powercut/setup FAIL "dm-log-writes: $(cat /tmp/pc.err)"
-		return
+		return 1
 	fi
 	pc_split /dev/mapper/pc-lw pc- &&
 		/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
 			/dev/mapper/pc-meta &&
 		mount -t ext4 /dev/mapper/pc-meta /mnt/pc ||
-		{ kt_result powercut/setup FAIL "ext4 on the logged device"; return; }
+		{ kt_result powercut/setup FAIL "ext4 on the logged device"; return 1; }
 	kt_result powercut/setup PASS
 
 	echo "=== powercut/workload: $pc_txns transactions, seed $pc_seed"
@@ -90,10 +128,31 @@ pc_main() {
 	$pc_dm remove pc-data; $pc_dm remove pc-meta; $pc_dm remove pc-lw
 	if [ $rc != 0 ] || ! grep -qx "ACK $pc_txns" "$log"; then
 		kt_result powercut/workload FAIL "(exit $rc)"
+		return 1
+	fi
+	kt_result powercut/workload PASS
+}
+
+pc_main() {
+	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
+	local start n prev cut acked out t0 secs w nvol nmulti variants v mode vseed what ok i m f c
+	local ncut nvar ntx nbytes nfail states_next fail_prefix fail_reorder fail_torn
+	local n_reorder n_torn control last_acked rc npoint nrand
+
+	pc_cleanup
+	mkdir -p /mnt/pc /mnt/pcc
+	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
+		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
+		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
+		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk" ||
+		{ kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
+	if [ "${PC_REUSE:-0}" = 1 ]; then
+		kt_result powercut/setup PASS
+		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
+	elif ! pc_workload; then
 		pc_cleanup
 		return
 	fi
-	kt_result powercut/workload PASS
 
 	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
 		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
@@ -102,50 +161,102 @@ pc_main() {
 	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
 		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
 	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
-	# Candidates: the entry after each flush/FUA/mark, and random entries.
-	if [ "$pc_cuts" = all ]; then
+	# Cut points: just before each flush, just after each FUA write or mark
+	# (spread evenly when there are more than wanted), and random entries.
+	if [ -n "${PC_CUTLIST:-}" ]; then
+		for cut in $PC_CUTLIST; do echo "$cut"; done | sort -n -u > "$cuts"
+	elif [ "$pc_cuts" = all ]; then
 		seq $((start + 1)) "$n" > "$cuts"
 	else {
-		awk -v s="$start" '$1 > s && $2 ~ /[FUM]/ { print $1 + 1 }' "$entries" |
-			awk -v k="$((pc_cuts * 2 / 3))" '{ a[NR] = $1 } END {
+		if [ "$pc_cuts" = points ]; then
+			npoint=1000000000 nrand=100
+		else
+			npoint=$((pc_cuts * 2 / 3)) nrand=$((pc_cuts / 3))
+		fi
+		awk -v s="$start" '$1 > s && $2 ~ /F/ { print $1 }
+			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$entries" | sort -n -u |
+			awk -v k="$npoint" '{ a[NR] = $1 } END {
 				if (NR == 0) exit; step = NR / k; if (step < 1) step = 1;
 				for (i = 1; i <= NR; i += step) print a[int(i)]; print a[NR] }'
-		awk -v s="$start" -v n="$n" -v k="$((pc_cuts / 3))" -v seed="$pc_seed" \
+		awk -v s="$start" -v n="$n" -v k="$nrand" -v seed="$pc_seed" \
 			'BEGIN { srand(seed); for (i = 0; i < k; i++)
 				print s + 1 + int(rand() * (n - s)) }'
 	} | sort -n -u > "$cuts"
 	fi
 
-	prev=0
+	t0=$(date +%s)
+	prev=0 ncut=0 nvar=0 ntx=0 nbytes=0 nfail=0 states_next=0
+	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0
 	t_lwreplay zero /dev/mapper/pc-rep
 	while read -r cut; do
-		t_lwreplay replay /dev/mapper/pc-log /dev/mapper/pc-rep "$prev" "$cut" || break
-		prev=$cut
+		set -- $(t_lwreplay window /dev/mapper/pc-log "$cut" $pc_atom)
+		w=$1 nvol=$2 nmulti=$3
+		[ -n "$w" ] && [ "$w" -ge "$prev" ] || { echo "    cut $cut: no window"; break; }
+		t_lwreplay replay /dev/mapper/pc-log /dev/mapper/pc-rep "$prev" "$w" || break
+		prev=$w
 		acked=$(awk -v c="$cut" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
 			END { print a + 0 }' "$entries")
-		t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk || break
-		pc_split /dev/mapper/pc-chk pc-c || break
-		checked=$((checked + 1))
-		if ! mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc 2> /tmp/pc.err; then
-			echo "    cut $cut (acked $acked): ext4 does not mount: $(cat /tmp/pc.err)"
-			fails=$((fails + 1))
-		else
-			out=$(t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$acked" \
-				"$pc_seed" 2>&1)
-			if [ $? != 0 ]; then
-				echo "    cut $cut (acked $acked): FAIL"
-				echo "$out" | sed 's/^/        /'
-				fails=$((fails + 1))
-			else
-				echo "    cut $cut (acked $acked): ok$(echo "$out" |
-					sed -n 's/^# state after transaction [0-9]* (durable.*/, next one durable/p')"
-				echo "$out" | grep -q 'durable before' && states_next=$((states_next + 1))
+		variants="prefix:0"
+		if [ "$nvol" -gt 0 ]; then
+			i=1
+			while [ $i -le "$pc_nre" ]; do variants="$variants reorder:$i"; i=$((i + 1)); done
+			if [ "$nmulti" -gt 0 ]; then
+				i=1
+				while [ $i -le "$pc_nto" ]; do
+					variants="$variants torn:$((pc_nre + i))"; i=$((i + 1))
+				done
 			fi
-			umount /mnt/pcc
 		fi
-		last_acked=$acked
-		$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+		ncut=$((ncut + 1))
+		for v in $variants; do
+			mode=${v%:*}
+			vseed=$((pc_seed * 1000003 + cut * 16 + ${v#*:}))
+			what="cut $cut (window $w, $nvol volatile, acked $acked) $mode seed $vseed"
+			nvar=$((nvar + 1))
+			ok=0
+			if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk ||
+				! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$cut" \
+					"$mode" "$vseed" $pc_atom > /tmp/pc.var 2>&1; then
+				echo "    $what: cannot build the variant: $(cat /tmp/pc.var)"
+				break 2
+			fi
+			pc_split /dev/mapper/pc-chk pc-c || break 2
+			if ! mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc 2> /tmp/pc.err; then
+				echo "    $what: FAIL: ext4 does not mount: $(cat /tmp/pc.err)"
+				sed 's/^/        /' /tmp/pc.var
+			else
+				out=$(t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$acked" \
+					"$pc_seed" 2>&1)
+				if [ $? != 0 ]; then
+					echo "    $what: FAIL"
+					sed 's/^/        /' /tmp/pc.var
+					echo "$out" | sed 's/^/        /'
+				else
+					ok=1
+					ntx=$((ntx + acked))
+					nbytes=$((nbytes + $(echo "$out" |
+						sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p')))
+					echo "$out" | grep -q 'durable before' &&
+						states_next=$((states_next + 1))
+					[ "$mode" = prefix ] || [ "$pc_mode" = quick ] &&
+						echo "    $what: ok$(echo "$out" | sed -n \
+						's/^# state after transaction [0-9]* (durable.*/, next one durable/p')"
+				fi
+				umount /mnt/pcc
+			fi
+			if [ $ok = 0 ]; then
+				nfail=$((nfail + 1))
+				eval "fail_$mode=\$((fail_$mode + 1))"
+				echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$cut" \
+					"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
+					"PC_SEED=$pc_seed suite.sh v_powercut; variant $mode seed $vseed"
+			fi
+			[ "$mode" = prefix ] || eval "n_$mode=\$((n_$mode + 1))"
+			last_acked=$acked
+			$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+		done
 	done < "$cuts"
+	secs=$(($(date +%s) - t0))
 	# Control: the final state is not the one two transactions back.
 	control=FAIL
 	if [ "${last_acked:-0}" -ge 2 ] && pc_split /dev/mapper/pc-chk pc-c &&
@@ -156,15 +267,30 @@ pc_main() {
 		$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
 	fi
 	kt_result powercut/checker-refuses-old-state $control
-	if [ "$checked" = 0 ] || [ "$checked" != "$(wc -l < "$cuts")" ]; then
-		kt_result powercut/replay FAIL "replayed $checked of $(wc -l < "$cuts") cut points"
-	elif [ "$fails" != 0 ]; then
-		kt_result powercut/replay FAIL "$fails of $checked cut points lost or mangled data"
+	echo "    $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
+		"$pc_txns transactions, $nfail failures, $secs s ($states_next held the next," \
+		"not yet acknowledged transaction)"
+	if [ "$ncut" = 0 ] || [ "$ncut" != "$(wc -l < "$cuts")" ]; then
+		kt_result powercut/replay FAIL "checked $ncut of $(wc -l < "$cuts") cut points"
+	elif [ "$fail_prefix" != 0 ]; then
+		kt_result powercut/replay FAIL "$fail_prefix of $ncut cut points lost or mangled data"
 	else
-		echo "    $checked cut points, $pc_txns transactions, all consistent" \
-			"($states_next held the next, not yet acknowledged transaction)"
 		kt_result powercut/replay PASS
 	fi
+	for m in reorder torn; do
+		eval "f=\$fail_$m c=\$n_$m"
+		if [ "$c" = 0 ]; then
+			kt_result powercut/$m FAIL "no cut point had volatile writes to $m"
+		elif [ "$f" != 0 ]; then
+			kt_result powercut/$m FAIL "$f of $c $m variants lost or mangled data"
+		else
+			kt_result powercut/$m PASS
+		fi
+	done
+	printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' "$pc_mode" \
+		"$ncut" "$nvar"
+	printf '"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}\n' "$ntx" \
+		"$nbytes" "$nfail" "$secs"
 	pc_cleanup
 }
 
