@@ -411,8 +411,10 @@ fi
 # campaign zeroes the regions it uses). Its last line is the JSON summary;
 # suite.sh checks the kernel log of the campaign itself.
 powercut_campaign() {
-	say "power cuts: v_powercut full campaign on the fs disk (see guest.log)"
-	PC_MODE=full PC_SCRATCH=/dev/disk/fs sh "$here/suite.sh" v_powercut > /tmp/pc.out 2>&1
+	say "power cuts: v_powercut full campaign, ${PC_CUTS:-150} cut points, on the fs disk" \
+		"(see guest.log)"
+	PC_MODE=full PC_CUTS=${PC_CUTS:-150} PC_SCRATCH=/dev/disk/fs sh "$here/suite.sh" v_powercut \
+		> /tmp/pc.out 2>&1
 	cat /tmp/pc.out >> "$log"
 	pc_line=$(grep '^{"kind":"powercut"' /tmp/pc.out | tail -1)
 	if [ -n "$pc_line" ]; then
