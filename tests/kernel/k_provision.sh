@@ -120,7 +120,8 @@ pv_cleanup() {
 		prov-pf-data prov-pg-thin prov-pg prov-pg-meta prov-pg-data prov-noext prov-virt \
 		prov-ph-thin prov-ph prov-ph-meta prov-ph-data prov-pi-thin prov-pi prov-pi-meta \
 		prov-pi-data prov-pj-thin prov-pj prov-pj-meta prov-pj-data prov-pk-thin prov-pk \
-		prov-pk-meta prov-pk-data prov-eo prov-pl-thin prov-pl prov-pl-meta prov-pl-data; do
+		prov-pk-meta prov-pk-data prov-eo prov-pl-thin prov-pl prov-pl-meta prov-pl-data \
+		prov-pm-thin prov-pm prov-pm-meta prov-pm-data; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -425,6 +426,55 @@ if pv_pool prov-pl 700 704 4 16; then
 	dmesg -c | grep -vE "$pv_dm_thin_errors" >> /tmp/kt-dmesg-outside
 else
 	kt_result provision/thin-fail-mode FAIL "could not create pool prov-pl"
+fi
+
+# A crash without a flush: from a commit on, the metadata device drops
+# every write (dm-flakey drop_writes); a provision after it is never
+# committed. After the pool is torn down and rebuilt from its metadata, the
+# committed blocks are mapped with their data, the uncommitted ones are
+# not and read zeros, and they provision again.
+if pv_pool prov-pm 720 724 4 16; then
+	thin=/dev/mapper/prov-pm-thin
+	pm_used() { dmsetup status prov-pm | awk '{ split($6, a, "/"); print a[1] }'; }
+	pm_meta() { # pm_meta TARGET-ARGS: reload prov-pm-meta over the same slice
+		dmsetup suspend prov-pm-meta && dmsetup load prov-pm-meta --table "0 8192 $*" &&
+			dmsetup resume prov-pm-meta
+	}
+	pm_zeros() { # pm_zeros BLOCK COUNT: non-zero bytes in 64 KiB blocks of $thin
+		dd if=$thin bs=64k skip="$1" count="$2" iflag=direct 2> /dev/null | tr -d '\000' |
+			wc -c | awk '{ print $1 }'
+	}
+	dd if=/dev/urandom of=/tmp/kt-pm.dat bs=64k count=1 2> /dev/null
+	r0=$(/usr/sbin/fallocate -o 0 -l 256K $thin 2>&1) && r0=ok
+	dd if=/tmp/kt-pm.dat of=$thin bs=64k count=1 oflag=direct conv=fsync 2> /dev/null
+	u0=$(pm_used)
+	pm_meta flakey $pv_scratch $((720 * 2048)) 0 3600 1 drop_writes
+	r1=$(/usr/sbin/fallocate -o 512K -l 256K $thin 2>&1) && r1=ok
+	u1=$(pm_used)
+	sleep 2
+	dmsetup remove prov-pm-thin && dmsetup remove prov-pm
+	pm_meta linear $pv_scratch $((720 * 2048))
+	dmsetup create prov-pm --table "0 8192 thin-pool /dev/mapper/prov-pm-meta \
+/dev/mapper/prov-pm-data 128 0 0" &&
+		dmsetup create prov-pm-thin --table "0 32768 thin /dev/mapper/prov-pm 1"
+	u2=$(pm_used)
+	d0=$(dd if=$thin bs=64k count=1 iflag=direct 2> /dev/null |
+		cmp - /tmp/kt-pm.dat > /dev/null 2>&1 && echo same)
+	z1=$(pm_zeros 8 4)
+	r3=$(/usr/sbin/fallocate -o 512K -l 256K $thin 2>&1) && r3=ok
+	u3=$(pm_used)
+	echo "    # committed: $r0, used $u0; uncommitted: $r1, used $u1; after the crash: used $u2," \
+		"block 0 ${d0:-differs}, $z1 non-zero bytes in the uncommitted blocks; again: $r3, used $u3"
+	if [ "$r0/$r1/$r3" = ok/ok/ok ] && [ "$u0/$u1/$u2/$u3" = 4/8/4/8 ] && [ "$d0" = same ] &&
+		[ "$z1" = 0 ]; then
+		kt_result provision/thin-crash-no-flush PASS
+	else
+		kt_result provision/thin-crash-no-flush FAIL \
+			"want used 4/8/4/8, block 0 kept, uncommitted blocks reading zeros"
+	fi
+	rm -f /tmp/kt-pm.dat
+else
+	kt_result provision/thin-crash-no-flush FAIL "could not create pool prov-pm"
 fi
 
 # Read-only and fail pool modes, from C (t_provision_thin modes).
