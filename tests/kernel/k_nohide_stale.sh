@@ -1,14 +1,14 @@
 # k_nohide_stale.sh: FALLOC_FL_NO_HIDE_STALE (kernel patches 0001-0002).
 # ext4 on /dev/disk/scratch (gate and its edges, data=journal, 1 KiB blocks,
-# bigalloc, ENOSPC, FIEMAP, stale exposure, jbd2 commits, quota), xfs,
-# tmpfs and overlayfs over gated ext4 (refused), and the block device path
-# (plain discard) on the virtio disks. Leaves /dev/disk/scratch unmounted
+# bigalloc, ENOSPC, concurrent mmap and AIO writers, FIEMAP, stale exposure,
+# jbd2 commits, quota), xfs, tmpfs and overlayfs over gated ext4 (refused),
+# and the block device path (plain discard) on the virtio disks. Leaves /dev/disk/scratch unmounted
 # and discarded.
 
 nhs_mnt=/mnt/nhs
 nhs_dev=/dev/disk/scratch
 
-for t in gate edges journal variants fiemap stale jbd2 quota other overlay; do
+for t in gate edges journal variants concurrent fiemap stale jbd2 quota other overlay; do
 	kt_run nohide_stale/$t t_nohide_stale $t $nhs_dev $nhs_mnt
 	# A failed test may leave its filesystems mounted.
 	while grep -q " $nhs_mnt-ovl " /proc/mounts; do umount $nhs_mnt-ovl || break; done

@@ -5,7 +5,13 @@
 # sparse files (512 and 4096-byte sectors, and dm-linear over loop),
 # loop on a nearly full file system (ENOSPC); dm-thin (used-block counts,
 # partial blocks, snapshots, ENOSPC in error and queue mode, pools without
-# block zeroing refuse it, read-only and fail pool modes).
+# block zeroing refuse it, read-only and fail pool modes, requests larger
+# than provision_max_bytes, a provision waiting on a full pool (readers not
+# stalled, SIGKILL, completion once the pool grows), races with writes and
+# discards, an external origin); accounting (diskstats discard columns,
+# rwbs 'P' in block traces, blk-throttle charges it like a discard); a
+# misaligned provision on a loop over a 4Kn device (EINVAL); md raid0 over
+# loop devices (limit 0).
 #
 # Carves /dev/disk/scratch into dm-linear slices (MiB offsets below) and
 # removes everything it set up at the end, so later case files get the
@@ -34,9 +40,73 @@ pv_pool() {
 		dmsetup create "$name-thin" --table "0 $((tsize * 2048)) thin /dev/mapper/$name 1"
 }
 
+# pv_trace_rwbs DEV: a provision of [3 MiB, +1 MiB) on DEV shows in the
+# block:block_bio_queue trace event with rwbs "P".
+pv_trace_rwbs() {
+	tr=/sys/kernel/tracing
+	[ -e $tr/events ] || mount -t tracefs nodev $tr 2> /dev/null
+	if [ ! -e $tr/events/block/block_bio_queue/enable ]; then
+		kt_result provision/trace-rwbs FAIL "no block:block_bio_queue event in $tr (tracefs)"
+		return
+	fi
+	echo 0 > $tr/tracing_on
+	: > $tr/trace
+	echo 1 > $tr/events/block/block_bio_queue/enable
+	echo 1 > $tr/tracing_on
+	r=$(/usr/sbin/fallocate -o 3M -l 1M "$1" 2>&1) && r=ok
+	echo 0 > $tr/tracing_on
+	echo 0 > $tr/events/block/block_bio_queue/enable
+	set -- $(stat -L -c '%t %T' "$1")
+	mm=$(printf '%d,%d' "0x$1" "0x$2")
+	line=$(grep "block_bio_queue: $mm " $tr/trace | grep " 6144 + 2048 ")
+	: > $tr/trace
+	echo "    # fallocate: $r; trace: $line"
+	case $r/$line in
+	"ok/"*"block_bio_queue: $mm P 6144 + 2048 "*) kt_result provision/trace-rwbs PASS ;;
+	*) kt_result provision/trace-rwbs FAIL "want a block_bio_queue line '$mm P 6144 + 2048'" ;;
+	esac
+}
+
+# pv_throttle DEV: in a cgroup limited to 1 MiB/s of writes on DEV, a 2 MiB
+# direct write takes >= 1 s (the limit works) while a 24 MiB provision takes
+# < 3 s: blk-throttle charges provision like a discard, not by its size.
+pv_throttle() {
+	cg=/sys/fs/cgroup
+	grep -q " $cg cgroup2 " /proc/mounts || mount -t cgroup2 none $cg 2> /dev/null
+	set -- "$1" $(stat -L -c '%t %T' "$1")
+	mm=$(printf '%d:%d' "0x$2" "0x$3")
+	if ! echo +io > $cg/cgroup.subtree_control || ! mkdir -p $cg/prov-thr ||
+		! echo "$mm wbps=1048576" > $cg/prov-thr/io.max; then
+		kt_result provision/throttle FAIL "cannot set io.max in a cgroup2 group on $mm"
+		rmdir $cg/prov-thr 2> /dev/null
+		return
+	fi
+	out=$(sh -c "echo \$\$ > $cg/prov-thr/cgroup.procs
+		t0=\$(cut -d' ' -f1 /proc/uptime)
+		dd if=/dev/zero of=$1 bs=1M count=2 seek=4 oflag=direct 2> /dev/null || echo dd-failed
+		t1=\$(cut -d' ' -f1 /proc/uptime)
+		/usr/sbin/fallocate -o 8M -l 24M $1 || echo fallocate-failed
+		t2=\$(cut -d' ' -f1 /proc/uptime)
+		echo \$t0 \$t1 \$t2")
+	rmdir $cg/prov-thr
+	echo "    # in the throttled group: $out"
+	set -- $out
+	if [ $# = 3 ] &&
+		awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { exit !(b - a >= 1 && c - b < 3) }'; then
+		kt_result provision/throttle PASS
+	else
+		kt_result provision/throttle FAIL "want the 2 MiB write >= 1 s and the 24 MiB provision < 3 s"
+	fi
+}
+
 pv_cleanup() {
+	[ -e /dev/md9 ] && mdadm --stop /dev/md9 > /dev/null 2>&1
 	[ -e /dev/mapper/prov-lin-loop ] && dmsetup remove prov-lin-loop
 	[ -e /dev/mapper/prov-lin-noext ] && dmsetup remove prov-lin-noext
+	# Loops over loops first, then loops over files.
+	for l in $($pv_losetup -a 2> /dev/null | sed -n 's,^\(/dev/loop[0-9]*\):.*(/dev/loop.*,\1,p'); do
+		$pv_losetup -d "$l"
+	done
 	for l in $($pv_losetup -a 2> /dev/null | sed -n 's,^\(/dev/loop[0-9]*\):.*/mnt/prov-.*,\1,p'); do
 		$pv_losetup -d "$l"
 	done
@@ -47,7 +117,11 @@ pv_cleanup() {
 		prov-pc prov-pd-thin prov-pd prov-fs prov-small prov-pa-meta prov-pa-data \
 		prov-pb-meta prov-pb-data prov-pc-meta prov-pc-data prov-pd-meta prov-pd-data \
 		prov-pe-thin prov-pe prov-pe-meta prov-pe-data prov-pf-thin prov-pf prov-pf-meta \
-		prov-pf-data prov-pg-thin prov-pg prov-pg-meta prov-pg-data prov-noext prov-virt; do
+		prov-pf-data prov-pg-thin prov-pg prov-pg-meta prov-pg-data prov-noext prov-virt \
+		prov-ph-thin prov-ph prov-ph-meta prov-ph-data prov-pi-thin prov-pi prov-pi-meta \
+		prov-pi-data prov-pj-thin prov-pj prov-pj-meta prov-pj-data prov-pk-thin prov-pk \
+		prov-pk-meta prov-pk-data prov-eo prov-pl-thin prov-pl prov-pl-meta prov-pl-data \
+		prov-pm-thin prov-pm prov-pm-meta prov-pm-data; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -124,6 +198,50 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 	else
 		kt_result provision/dm-linear-over-loop FAIL "losetup/dmsetup failed"
 	fi
+	# Accounting: diskstats, block trace rwbs, blk-throttle.
+	f=/mnt/prov-fs/stats.img
+	truncate -s 32M "$f"
+	if l=$($pv_losetup -f --show "$f"); then
+		kt_run provision/accounting-loop t_provision stats "$l"
+		pv_trace_rwbs "$l"
+		pv_throttle "$l"
+		$pv_losetup -d "$l"
+	else
+		kt_result provision/accounting-loop FAIL "losetup failed"
+	fi
+	# A loop with 512-byte sectors over a 4Kn block device (a loop with
+	# 4096-byte sectors over a file): misaligned provision is EINVAL.
+	f=/mnt/prov-fs/lower4k.img
+	truncate -s 32M "$f"
+	if lo=$($pv_losetup -f --show --sector-size 4096 "$f"); then
+		if up=$($pv_losetup -f --show "$lo"); then
+			kt_run provision/loop-over-4kn-misaligned t_provision misaligned "$up" "$f"
+			$pv_losetup -d "$up"
+		else
+			kt_result provision/loop-over-4kn-misaligned FAIL "losetup over $lo failed"
+		fi
+		$pv_losetup -d "$lo"
+	else
+		kt_result provision/loop-over-4kn-misaligned FAIL "losetup --sector-size 4096 failed"
+	fi
+	# md raid0 over two loop devices: md leaves the limit at 0.
+	f1=/mnt/prov-fs/md1.img f2=/mnt/prov-fs/md2.img
+	truncate -s 32M "$f1" "$f2"
+	if ! command -v mdadm > /dev/null; then
+		kt_result provision/md-raid0-over-loop FAIL "mdadm is not in the guest (vm/mkinitramfs)"
+	elif l1=$($pv_losetup -f --show "$f1") && l2=$($pv_losetup -f --show "$f2") &&
+		mdadm --create /dev/md9 --run --level=0 --raid-devices=2 --metadata=1.2 \
+			--chunk=64 "$l1" "$l2" > /tmp/kt-mdadm 2>&1; then
+		echo "    # loop limits $(cat /sys/block/${l1#/dev/}/queue/provision_max_bytes)," \
+			"$(cat /sys/block/${l2#/dev/}/queue/provision_max_bytes)"
+		kt_run provision/md-raid0-over-loop t_provision none /dev/md9
+		mdadm --stop /dev/md9 > /dev/null 2>&1
+	else
+		sed 's/^/    /' /tmp/kt-mdadm 2> /dev/null
+		kt_result provision/md-raid0-over-loop FAIL "losetup or mdadm --create failed"
+	fi
+	[ -n "${l2:-}" ] && $pv_losetup -d "$l2"
+	[ -n "${l1:-}" ] && $pv_losetup -d "$l1"
 	umount /mnt/prov-fs
 else
 	kt_result provision/loop FAIL "could not make ext4 on a slice of $pv_scratch"
@@ -256,6 +374,107 @@ if pv_pool prov-pf 552 556 4 16; then
 	fi
 else
 	kt_result provision/thin-read-only FAIL "could not create pool prov-pf"
+fi
+
+# A request larger than provision_max_bytes (split and chained).
+if pv_pool prov-ph 576 580 48 64; then
+	kt_run provision/thin-big t_provision_thin big /dev/mapper/prov-ph-thin prov-ph
+	kt_run provision/accounting-thin t_provision stats /dev/mapper/prov-ph-thin
+else
+	kt_result provision/thin-big FAIL "could not create pool prov-ph"
+fi
+# A provision waiting on a full pool in queue mode: readers go on, SIGKILL
+# ends it, and a queued one completes once the pool is extended (2 -> 4 MiB).
+if [ -w $nst ] && old_nst=$(cat $nst) && echo 60 > $nst && pv_pool prov-pi 632 636 2 16; then
+	kt_run provision/thin-blocked t_provision_thin blocked /dev/mapper/prov-pi-thin prov-pi \
+		"dmsetup reload prov-pi-data --table '0 8192 linear $pv_scratch $((636 * 2048))' &&
+dmsetup resume prov-pi-data && dmsetup reload prov-pi --table '0 8192 thin-pool \
+/dev/mapper/prov-pi-meta /dev/mapper/prov-pi-data 128 0 0' && dmsetup resume prov-pi"
+	echo "$old_nst" > $nst
+else
+	kt_result provision/thin-blocked FAIL "no $nst or could not create pool prov-pi"
+fi
+# Provision racing with writes, discards and other provisions on one block.
+if pv_pool prov-pj 644 648 8 16; then
+	kt_run provision/thin-race t_provision_thin race /dev/mapper/prov-pj-thin prov-pj
+else
+	kt_result provision/thin-race FAIL "could not create pool prov-pj"
+fi
+# An external origin: provision copies the origin's data into the blocks.
+if pv_slice prov-eo 660 16 && pv_slice prov-pk-meta 680 4 && pv_slice prov-pk-data 684 8 &&
+	dd if=/dev/zero of=/dev/mapper/prov-pk-meta bs=4096 count=1 conv=fsync 2> /dev/null &&
+	dmsetup create prov-pk --table "0 $((8 * 2048)) thin-pool /dev/mapper/prov-pk-meta \
+/dev/mapper/prov-pk-data 128 0 0" && dmsetup message prov-pk 0 "create_thin 1" &&
+	t_provision_thin fill-origin /dev/mapper/prov-eo > /dev/null &&
+	dmsetup create prov-pk-thin --table "0 $((16 * 2048)) thin /dev/mapper/prov-pk 1 \
+/dev/mapper/prov-eo"; then
+	kt_run provision/thin-external-origin t_provision_thin extorigin /dev/mapper/prov-pk-thin \
+		prov-pk /dev/mapper/prov-eo
+else
+	kt_result provision/thin-external-origin FAIL "could not create prov-eo / pool prov-pk"
+fi
+
+# Fail mode: the metadata device fails under the pool; provision then gets
+# EIO at once. dm-thin reports the failed commit (allowed below); tearing
+# the failed pool down reports more, filtered the same way.
+if pv_pool prov-pl 700 704 4 16; then
+	pv_dm_thin_errors='device-mapper: (thin|block manager|space map|transaction manager|btree|bufio)'
+	kt_allow_dmesg "$pv_dm_thin_errors"
+	kt_run provision/thin-fail-mode t_provision_thin failmode /dev/mapper/prov-pl-thin prov-pl \
+		prov-pl-meta
+	dmsetup remove prov-pl-thin && dmsetup remove prov-pl
+	dmesg -c | grep -vE "$pv_dm_thin_errors" >> /tmp/kt-dmesg-outside
+else
+	kt_result provision/thin-fail-mode FAIL "could not create pool prov-pl"
+fi
+
+# A crash without a flush: from a commit on, the metadata device drops
+# every write (dm-flakey drop_writes); a provision after it is never
+# committed. After the pool is torn down and rebuilt from its metadata, the
+# committed blocks are mapped with their data, the uncommitted ones are
+# not and read zeros, and they provision again.
+if pv_pool prov-pm 720 724 4 16; then
+	thin=/dev/mapper/prov-pm-thin
+	pm_used() { dmsetup status prov-pm | awk '{ split($6, a, "/"); print a[1] }'; }
+	pm_meta() { # pm_meta TARGET-ARGS: reload prov-pm-meta over the same slice
+		dmsetup suspend prov-pm-meta && dmsetup load prov-pm-meta --table "0 8192 $*" &&
+			dmsetup resume prov-pm-meta
+	}
+	pm_zeros() { # pm_zeros BLOCK COUNT: non-zero bytes in 64 KiB blocks of $thin
+		dd if=$thin bs=64k skip="$1" count="$2" iflag=direct 2> /dev/null | tr -d '\000' |
+			wc -c | awk '{ print $1 }'
+	}
+	dd if=/dev/urandom of=/tmp/kt-pm.dat bs=64k count=1 2> /dev/null
+	r0=$(/usr/sbin/fallocate -o 0 -l 256K $thin 2>&1) && r0=ok
+	dd if=/tmp/kt-pm.dat of=$thin bs=64k count=1 oflag=direct conv=fsync 2> /dev/null
+	u0=$(pm_used)
+	pm_meta flakey $pv_scratch $((720 * 2048)) 0 3600 1 drop_writes
+	r1=$(/usr/sbin/fallocate -o 512K -l 256K $thin 2>&1) && r1=ok
+	u1=$(pm_used)
+	sleep 2
+	dmsetup remove prov-pm-thin && dmsetup remove prov-pm
+	pm_meta linear $pv_scratch $((720 * 2048))
+	dmsetup create prov-pm --table "0 8192 thin-pool /dev/mapper/prov-pm-meta \
+/dev/mapper/prov-pm-data 128 0 0" &&
+		dmsetup create prov-pm-thin --table "0 32768 thin /dev/mapper/prov-pm 1"
+	u2=$(pm_used)
+	d0=$(dd if=$thin bs=64k count=1 iflag=direct 2> /dev/null |
+		cmp - /tmp/kt-pm.dat > /dev/null 2>&1 && echo same)
+	z1=$(pm_zeros 8 4)
+	r3=$(/usr/sbin/fallocate -o 512K -l 256K $thin 2>&1) && r3=ok
+	u3=$(pm_used)
+	echo "    # committed: $r0, used $u0; uncommitted: $r1, used $u1; after the crash: used $u2," \
+		"block 0 ${d0:-differs}, $z1 non-zero bytes in the uncommitted blocks; again: $r3, used $u3"
+	if [ "$r0/$r1/$r3" = ok/ok/ok ] && [ "$u0/$u1/$u2/$u3" = 4/8/4/8 ] && [ "$d0" = same ] &&
+		[ "$z1" = 0 ]; then
+		kt_result provision/thin-crash-no-flush PASS
+	else
+		kt_result provision/thin-crash-no-flush FAIL \
+			"want used 4/8/4/8, block 0 kept, uncommitted blocks reading zeros"
+	fi
+	rm -f /tmp/kt-pm.dat
+else
+	kt_result provision/thin-crash-no-flush FAIL "could not create pool prov-pm"
 fi
 
 # Read-only and fail pool modes, from C (t_provision_thin modes).

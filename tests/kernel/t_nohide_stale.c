@@ -41,14 +41,20 @@
  * variants ext4 with 1 KiB blocks and with bigalloc (written extents, data
  *          kept, unaligned ends, e2fsck), and ENOSPC part way through a
  *          range (what was allocated is written and within i_size, e2fsck);
+ * concurrent ext4: NO_HIDE_STALE over a range, called again and again
+ *          while an mmap writer rewrites one part of it and AIO direct
+ *          writes are in flight to another: no call fails, both parts
+ *          hold exactly the last data written (write-back and page-cache
+ *          truncation lose no store), no unwritten extent is left, e2fsck
+ *          is clean;
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
  *          discard (0 with discard, EOPNOTSUPP without), the rest of the
  *          device is untouched, the page cache is dropped (kept, dirty
  *          pages included, when the device cannot discard); every other
  *          combination with the flag is refused.
  *
- * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay|edges|journal|variants
- *                       DEVICE MOUNTPOINT
+ * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay|edges|journal|variants|
+ *                       concurrent DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -61,8 +67,11 @@
 #include <limits.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/aio_abi.h>
 #include <linux/io_uring.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +86,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -1685,6 +1695,153 @@ static void test_blkdev(bool discard)
 	close(rfd);
 }
 
+/* ---- concurrent: an mmap writer and in-flight AIO direct I/O ---- */
+
+static atomic_bool conc_stop;
+
+struct conc_writer {
+	int fd;
+	uint8_t *map;	/* mmap writer: the mapping of [0, len) */
+	uint64_t off, len;
+	long rounds, errors;
+	uint32_t last;	/* seed of the last complete round */
+};
+
+static void *mmap_writer_main(void *arg)
+{
+	struct conc_writer *w = arg;
+
+	while (!atomic_load(&conc_stop)) {
+		uint32_t seed = 200 + (uint32_t)(w->rounds % 50);
+
+		for (uint64_t i = 0; i < w->len; i++)
+			w->map[i] = kt_pattern_byte(seed, w->off + i);
+		w->last = seed;
+		w->rounds++;
+	}
+	return NULL;
+}
+
+/* Rounds of 8 AIO O_DIRECT writes of 64 KiB over [off, off + 512 KiB). */
+static void *aio_writer_main(void *arg)
+{
+	enum { N = 8, LEN = 64 * 1024 };
+	struct conc_writer *w = arg;
+	aio_context_t ctx = 0;
+	struct iocb cb[N], *cbp[N];
+	struct io_event ev[N];
+	uint8_t *buf;
+
+	if (syscall(SYS_io_setup, N, &ctx) || posix_memalign((void **)&buf, 4096, N * LEN)) {
+		w->errors++;
+		return NULL;
+	}
+	while (!atomic_load(&conc_stop)) {
+		uint32_t seed = 300 + (uint32_t)(w->rounds % 50);
+		long got = 0;
+
+		for (uint64_t i = 0; i < N * LEN; i++)
+			buf[i] = kt_pattern_byte(seed, w->off + i);
+		for (int i = 0; i < N; i++) {
+			memset(&cb[i], 0, sizeof(cb[i]));
+			cb[i].aio_fildes = (uint32_t)w->fd;
+			cb[i].aio_lio_opcode = IOCB_CMD_PWRITE;
+			cb[i].aio_buf = (uint64_t)(uintptr_t)(buf + i * LEN);
+			cb[i].aio_nbytes = LEN;
+			cb[i].aio_offset = (int64_t)(w->off + i * LEN);
+			cbp[i] = &cb[i];
+		}
+		if (syscall(SYS_io_submit, ctx, N, cbp) != N) {
+			w->errors++;
+			break;
+		}
+		while (got < N) {
+			long n = syscall(SYS_io_getevents, ctx, 1, N - got, ev, NULL);
+
+			if (n <= 0) {
+				w->errors++;
+				break;
+			}
+			for (long i = 0; i < n; i++)
+				if (ev[i].res != LEN)
+					w->errors++;
+			got += n;
+		}
+		w->last = seed;
+		w->rounds++;
+	}
+	syscall(SYS_io_destroy, ctx);
+	free(buf);
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	const uint64_t len = 4 * MiB;
+	struct conc_writer mw = { 0 }, aw = { 0 };
+	pthread_t mt, at;
+	long calls = 0, failed = 0;
+	double end;
+	struct timespec ts;
+	int fd, dfd;
+
+	mkfs_ext4("256M", "");
+	mount_gated("");
+	fd = create_file("conc", 0);
+	if (ftruncate(fd, (off_t)len))
+		kt_fatal("ftruncate: %s", strerror(errno));
+	dfd = open(path_in("conc"), O_RDWR | O_DIRECT);
+	if (dfd < 0)
+		kt_fatal("open conc O_DIRECT: %s", strerror(errno));
+	mw.off = 0;
+	mw.len = MiB;
+	mw.map = mmap(NULL, mw.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mw.map == MAP_FAILED)
+		kt_fatal("mmap: %s", strerror(errno));
+	aw.fd = dfd;
+	aw.off = 2 * MiB;
+	if (pthread_create(&mt, NULL, mmap_writer_main, &mw) ||
+	    pthread_create(&at, NULL, aio_writer_main, &aw))
+		kt_fatal("pthread_create");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec + ts.tv_nsec / 1e9 + 4;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (ts.tv_sec + ts.tv_nsec / 1e9 >= end)
+			break;
+		if (kt_fallocate(fd, NHS, 0, len))
+			failed++;
+		calls++;
+	}
+	atomic_store(&conc_stop, true);
+	pthread_join(mt, NULL);
+	pthread_join(at, NULL);
+	kt_note("%ld NO_HIDE_STALE calls, %ld mmap rounds (last seed %u), %ld AIO rounds "
+		"(last seed %u)", calls, mw.rounds, mw.last, aw.rounds, aw.last);
+	kt_expect_eq(failed, 0, "no NO_HIDE_STALE call failed");
+	kt_check(calls > 3 && mw.rounds > 1 && aw.rounds > 1,
+		 "calls and writer rounds overlapped (%ld, %ld, %ld)", calls, mw.rounds, aw.rounds);
+	kt_expect_eq(aw.errors, 0, "every AIO direct write completed in full");
+	kt_expect_eq(msync(mw.map, mw.len, MS_SYNC) ? -errno : 0, 0, "msync of the mmap writes");
+	kt_expect_eq(kt_fallocate(fd, NHS, 0, len), 0, "a last NO_HIDE_STALE after the writers");
+	kt_expect_range(fd, mw.off, mw.len, mw.last, "the mmap part holds the last round");
+	kt_expect_range(dfd, aw.off, 512 * KiB, aw.last, "the AIO part holds the last round");
+	expect_extents(fd, 0, len, false, "after the concurrent writers");
+	munmap(mw.map, mw.len);
+	close(dfd);
+	close(fd);
+	umount_or_die();
+	mount_gated("");
+	fd = open(path_in("conc"), O_RDONLY);
+	if (fd < 0)
+		kt_fatal("open after remount: %s", strerror(errno));
+	kt_expect_range(fd, mw.off, mw.len, mw.last, "after remount: the mmap part");
+	kt_expect_range(fd, aw.off, 512 * KiB, aw.last, "after remount: the AIO part");
+	close(fd);
+	umount_or_die();
+	fsck_clean("concurrent writers");
+}
+
 int main(int argc, char **argv)
 {
 	const char *what;
@@ -1692,7 +1849,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
 		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay|edges|"
-			 "journal|variants DEVICE MOUNTPOINT | "
+			 "journal|variants|concurrent DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -1738,6 +1895,8 @@ int main(int argc, char **argv)
 		test_journal();
 	else if (!strcmp(what, "variants"))
 		test_variants();
+	else if (!strcmp(what, "concurrent"))
+		test_concurrent();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();

@@ -28,6 +28,15 @@
  *    device over FILE: provision is remapped by the partition's offset
  *    (FILE is allocated at START + off, not at off), reads zeros, and the
  *    partition's end bounds it (EINVAL without KEEP_SIZE, clamped with).
+ *  t_provision stats DEV
+ *    provision is accounted like discard: after provisioning 1 MiB,
+ *    /sys/block/<dev>/stat shows no new written sectors and exactly 2048
+ *    more discard sectors, in at least one more discard request.
+ *  t_provision misaligned DEV FILE
+ *    DEV is a loop device with 512-byte sectors over a block device with
+ *    4096-byte sectors (a loop over FILE): a provision that is 512- but
+ *    not 4096-aligned gives EINVAL, logs no I/O error and allocates
+ *    nothing; an aligned one succeeds and allocates in FILE.
  *
  * DESTROYS the data on DEV.
  */
@@ -42,6 +51,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -342,6 +352,77 @@ static int cmd_partition(const char *file, uint64_t part_start)
 	return kt_done();
 }
 
+/* The 17 counters of /sys/dev/block/M:m/stat for the open device. */
+static void dev_stat(unsigned long long v[17])
+{
+	char path[128], buf[512];
+	struct stat st;
+	int n;
+
+	if (fstat(dfd, &st))
+		kt_fatal("fstat %s: %s", dev, strerror(errno));
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/stat", major(st.st_rdev),
+		 minor(st.st_rdev));
+	if (kt_read_file(path, buf, sizeof(buf)) < 0)
+		kt_fatal("read %s", path);
+	memset(v, 0, 17 * sizeof(v[0]));
+	n = sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		   "%llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+		   &v[9], &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16]);
+	if (n < 15)
+		kt_fatal("%s: %d fields: %s", path, n, buf);
+}
+
+/* Fields of the stat file (Documentation/block/stat.rst). */
+enum { ST_WRITE_IOS = 4, ST_WRITE_SECTORS = 6, ST_DISCARD_IOS = 11, ST_DISCARD_SECTORS = 13 };
+
+static int cmd_stats(void)
+{
+	unsigned long long a[17], b[17];
+	uint64_t off = 2 * MiB;
+
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s cannot provision", dev);
+	fsync(dfd);
+	dev_stat(a);
+	kt_expect_eq(kt_fallocate(dfd, 0, off, MiB), 0, "provision of 1 MiB");
+	dev_stat(b);
+	kt_note("write ios %llu -> %llu, sectors %llu -> %llu; discard ios %llu -> %llu, "
+		"sectors %llu -> %llu", a[ST_WRITE_IOS], b[ST_WRITE_IOS], a[ST_WRITE_SECTORS],
+		b[ST_WRITE_SECTORS], a[ST_DISCARD_IOS], b[ST_DISCARD_IOS], a[ST_DISCARD_SECTORS],
+		b[ST_DISCARD_SECTORS]);
+	kt_expect_eq(b[ST_WRITE_SECTORS] - a[ST_WRITE_SECTORS], 0,
+		     "provision adds no written sectors");
+	kt_expect_eq(b[ST_WRITE_IOS] - a[ST_WRITE_IOS], 0, "provision adds no write requests");
+	kt_expect_eq(b[ST_DISCARD_SECTORS] - a[ST_DISCARD_SECTORS], MiB / 512,
+		     "provision adds its sectors to the discard column");
+	kt_check(b[ST_DISCARD_IOS] > a[ST_DISCARD_IOS], "discard requests %llu -> %llu",
+		 a[ST_DISCARD_IOS], b[ST_DISCARD_IOS]);
+	return kt_done();
+}
+
+static int cmd_misaligned(const char *file)
+{
+	long long before, logged;
+
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: provision_max_bytes is %lld: the loop over a provisioning device "
+			 "must offer provision", dev, kt_queue_attr(dev, "provision_max_bytes"));
+	kt_expect_eq(lbs, 512, "the upper loop has 512-byte sectors");
+	before = file_blocks(file);
+	logged = kt_dmesg_count(KT_DMESG_IO_ERROR);
+	kt_expect_eq(kt_fallocate(dfd, 0, MiB + 512, 4096), -EINVAL,
+		     "provision at a 512- but not 4096-aligned offset");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, MiB, 4096 + 512), -EINVAL,
+		     "provision of a 512- but not 4096-aligned length");
+	kt_expect_eq(kt_dmesg_count(KT_DMESG_IO_ERROR) - logged, 0,
+		     "the refusals log no I/O error");
+	kt_expect_eq(file_blocks(file) - before, 0, "the refusals allocate nothing");
+	provision_grows(file, 0, 2 * MiB, 64 * KiB, 64 * KiB, "an aligned provision");
+	kt_expect_range(dfd, 2 * MiB, 64 * KiB, 0, "the provisioned range reads zeros");
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -353,6 +434,10 @@ int main(int argc, char **argv)
 		return cmd_loop(argv[3]);
 	if (!strcmp(argv[1], "enospc") && argc == 5)
 		return cmd_enospc(argv[3], argv[4]);
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats();
+	if (!strcmp(argv[1], "misaligned") && argc == 4)
+		return cmd_misaligned(argv[3]);
 	if (!strcmp(argv[1], "partition") && argc == 5)
 		return cmd_partition(argv[3], strtoull(argv[4], NULL, 0));
 	kt_fatal("unknown command or wrong arguments: %s", argv[1]);

@@ -30,13 +30,49 @@
  *    on a fresh pool: provisioning exactly the pool's size succeeds, the
  *    whole range then takes writes; one block more gives ENOSPC at once
  *    (error_if_no_space) and the written data stays intact.
+ *  t_provision_thin big THIN POOL
+ *    on a fresh pool: provision_max_bytes is bounded (256 blocks); one
+ *    request of 2.5 times that, starting inside a block, is split into
+ *    chunks and per-block clones, and maps exactly the blocks it covers,
+ *    which read zeros and take writes without allocating.
+ *  t_provision_thin blocked THIN POOL EXTEND_CMD
+ *    on a fresh pool in queue mode (no_space_timeout well above the test's
+ *    waits): once the pool is full, a provision that needs a block waits;
+ *    meanwhile buffered reads and mmap faults of uncached parts of THIN
+ *    complete (provision holds no page-cache lock), and SIGKILL ends the
+ *    waiting process at once.  A second waiting provision completes with
+ *    success after EXTEND_CMD (a shell command) grows the pool, and its
+ *    blocks are then mapped.
+ *  t_provision_thin race THIN POOL
+ *    on a fresh pool: two provisioners, a writer and a discarder hammer
+ *    the same 8 blocks; no call fails, every block then holds either
+ *    zeros or exactly one whole write, and after a last provision of the
+ *    8 blocks the pool uses exactly 8 data blocks (nothing leaked).
+ *  t_provision_thin failmode THIN POOL META
+ *    on a fresh pool whose metadata device META (a dm device of 4 MiB)
+ *    is then switched to the error target: a flush makes the pool fail
+ *    its commit and leave write mode (Fail, or ro); provision of an
+ *    unmapped block then fails with EIO at once, allocating nothing,
+ *    and never hangs.
+ *  t_provision_thin extorigin THIN POOL ORIGIN
+ *    THIN has the external origin ORIGIN (holding pattern 95): provision
+ *    of unmapped blocks copies the origin's data into them (reads still
+ *    return it), allocates one block per block, and later writes to them
+ *    allocate nothing and leave ORIGIN unchanged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,14 +387,346 @@ static int cmd_fit(void)
 	return kt_done();
 }
 
+static int cmd_big(void)
+{
+	const uint64_t blk = 64 * KiB;
+	long long max = kt_queue_attr(dev, "provision_max_bytes");
+	uint64_t off = blk + 4 * KiB, len;
+	long long before, nblocks;
+
+	require_provision();
+	kt_expect_eq(max, 256 * blk, "provision_max_bytes is bounded to 256 thin blocks");
+	if (max <= 0)
+		return kt_done();
+	len = 2 * (uint64_t)max + (uint64_t)max / 2;
+	if (off + len > size)
+		kt_fatal("%s is too small for a %llu-byte provision", dev, (unsigned long long)len);
+	/* Blocks 1 .. (off + len - 1) / blk: the first starts inside block 1. */
+	nblocks = (long long)((off + len - 1) / blk) - 1 + 1;
+	provision_uses(dfd, 0, off, len, nblocks, "one request of 2.5 times provision_max_bytes");
+	kt_expect_range(dfd, blk, nblocks * blk, 0, "every provisioned block reads zeros");
+	provision_uses(dfd, 0, off, len, 0, "the same request again");
+	before = used();
+	kt_fill(dfd, blk, nblocks * blk, 96);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "writes over the whole range");
+	kt_check(used() == before, "the writes allocate nothing (used %lld -> %lld)", before,
+		 used());
+	kt_expect_range(dfd, blk, nblocks * blk, 96, "data written over the range");
+	kt_expect_range(dfd, 0, blk, 0, "the block before the range is untouched");
+	return kt_done();
+}
+
+/* Fork a child that provisions [off, +len) and exits with the errno (0: success). */
+static pid_t spawn_provision(uint64_t off, uint64_t len)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int rc = kt_fallocate(dfd, 0, off, len);
+
+		_exit(rc < 0 ? -rc : 0);
+	}
+	return pid;
+}
+
+/* Wait up to secs for pid; returns its wait status, or -1 if it is still running. */
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now() + secs;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0)
+			kt_fatal("waitpid: %s", strerror(errno));
+		if (now() >= end)
+			return -1;
+		usleep(20000);
+	}
+}
+
+/*
+ * In a child (so that a hang cannot hang the test): buffered reads of
+ * [off, +len) of the device with a cold page cache, and mmap faults on
+ * [off2, +len); exit 0 if both return the expected zeros.
+ */
+static pid_t spawn_reader(uint64_t off, uint64_t off2, uint64_t len)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(dev, O_RDONLY);
+		unsigned char *p;
+
+		if (fd < 0)
+			_exit(10);
+		if (kt_verify(fd, off, len, 0) != UINT64_MAX)
+			_exit(11);
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off2);
+		if (p == MAP_FAILED)
+			_exit(12);
+		for (uint64_t i = 0; i < len; i += 4096)
+			if (p[i])
+				_exit(13);
+		_exit(0);
+	}
+	return pid;
+}
+
+static int cmd_blocked(const char *extend_cmd)
+{
+	const uint64_t blk = 64 * KiB;
+	struct pool_status ps = pool_status();
+	uint64_t full;
+	long long total = ps.total;
+	pid_t a, b, r;
+	int st;
+
+	require_provision();
+	if (ps.used != 0)
+		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
+	full = (uint64_t)total * blk;
+	if (full + 8 * MiB > size)
+		kt_fatal("%s must be at least 8 MiB larger than the pool", dev);
+	provision_uses(dfd, 0, 0, full, total, "provision of the whole pool");
+	/* Cold page cache for the reader below. */
+	if (ioctl(dfd, BLKFLSBUF, 0))
+		kt_fatal("BLKFLSBUF %s: %s", dev, strerror(errno));
+
+	a = spawn_provision(full, blk);
+	st = wait_for(a, 1.5);
+	kt_check(st == -1, "a provision needing a block on the full pool waits (queue mode)%s",
+		 st == -1 ? "" : ": it returned");
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "out_of_data_space"), "pool mode is %s", ps.mode);
+	if (st == -1) {
+		double t = now();
+
+		r = spawn_reader(0, MiB, MiB);
+		st = wait_for(r, 10);
+		kt_check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			 "buffered reads and mmap faults of uncached blocks complete meanwhile "
+			 "(%s after %.2f s)", st == -1 ? "still blocked" : "done", now() - t);
+		if (st == -1) {
+			kill(r, SIGKILL);
+			wait_for(r, 600);
+		}
+		t = now();
+		kill(a, SIGKILL);
+		st = wait_for(a, 5);
+		kt_check(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+			 "SIGKILL ends the waiting provision (%s after %.2f s)",
+			 st == -1 ? "still running" : "ended", now() - t);
+		if (st == -1)
+			wait_for(a, 600);
+	}
+
+	b = spawn_provision(full + 2 * blk, 2 * blk);
+	st = wait_for(b, 1.5);
+	kt_check(st == -1, "a second provision waits for space");
+	kt_expect_eq(kt_sh("%s", extend_cmd), 0, "growing the pool: %s", extend_cmd);
+	st = wait_for(b, 20);
+	kt_check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "the queued provision completes with success once the pool has grown (%s, "
+		 "errno %d)", st == -1 ? "still waiting" : "ended",
+		 st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	if (st == -1) {
+		kill(b, SIGKILL);
+		wait_for(b, 600);
+	}
+	ps = pool_status();
+	kt_check(ps.total > total, "the pool grew (%lld -> %lld blocks)", total, ps.total);
+	/* The killed provision's block was queued too: it may have been mapped. */
+	kt_check(ps.used >= total + 2 && ps.used <= total + 3,
+		 "the queued blocks are mapped (used %lld, want %lld or %lld)", ps.used,
+		 total + 2, total + 3);
+	kt_check(!strcmp(ps.mode, "rw"), "pool mode is rw again (%s)", ps.mode);
+	provision_uses(dfd, 0, full + 2 * blk, 2 * blk, 0, "provision of the queued range again");
+	kt_expect_range(dfd, full, 4 * blk, 0, "the queued range reads zeros");
+	return kt_done();
+}
+
+static atomic_bool race_stop;
+static atomic_int race_errors;
+
+struct racer {
+	int kind; /* 0, 1: provision, 2: write, 3: discard */
+	unsigned int seed;
+	long ops;
+};
+
+enum { RACE_BLOCKS = 8 };
+
+static void *racer_main(void *arg)
+{
+	const uint64_t blk = 64 * KiB;
+	struct racer *r = arg;
+	void *buf = NULL;
+	int fd = open_direct(dev);
+
+	if (r->kind == 2 && posix_memalign(&buf, 4096, blk))
+		kt_fatal("posix_memalign");
+	while (!atomic_load(&race_stop)) {
+		unsigned int b = (unsigned int)rand_r(&r->seed) % RACE_BLOCKS;
+		unsigned int n = 1 + (unsigned int)rand_r(&r->seed) % (RACE_BLOCKS - b);
+		uint64_t range[2] = { b * blk, blk };
+		int rc = 0;
+
+		switch (r->kind) {
+		case 0:
+		case 1:
+			rc = kt_fallocate(fd, r->kind ? FALLOC_FL_KEEP_SIZE : 0, b * blk, n * blk);
+			break;
+		case 2: {
+			uint32_t seed = 100 + (unsigned int)rand_r(&r->seed) % 50;
+
+			for (uint64_t i = 0; i < blk; i++)
+				((uint8_t *)buf)[i] = kt_pattern_byte(seed, b * blk + i);
+			rc = pwrite(fd, buf, blk, (off_t)(b * blk)) == (ssize_t)blk ? 0 : -errno;
+			break;
+		}
+		case 3:
+			rc = ioctl(fd, BLKDISCARD, range) ? -errno : 0;
+			break;
+		}
+		if (rc) {
+			printf("not ok - racer %d: %s\n", r->kind, kt_errname(rc));
+			atomic_fetch_add(&race_errors, 1);
+		}
+		r->ops++;
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+/* The seed (100..149) whose pattern fills block b, 0 for zeros, -1 for neither. */
+static int block_seed(unsigned int b)
+{
+	const uint64_t blk = 64 * KiB;
+
+	if (kt_verify(dfd, b * blk, blk, 0) == UINT64_MAX)
+		return 0;
+	for (int seed = 100; seed < 150; seed++)
+		if (kt_verify(dfd, b * blk, 512, seed) == UINT64_MAX)
+			return kt_verify(dfd, b * blk, blk, seed) == UINT64_MAX ? seed : -1;
+	return -1;
+}
+
+static int cmd_race(void)
+{
+	struct racer r[4] = { { 0, 1, 0 }, { 1, 2, 0 }, { 2, 3, 0 }, { 3, 4, 0 } };
+	pthread_t th[4];
+	struct pool_status ps = pool_status();
+
+	require_provision();
+	if (ps.used != 0)
+		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, racer_main, &r[i]))
+			kt_fatal("pthread_create");
+	sleep(4);
+	atomic_store(&race_stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	kt_note("operations: provision %ld, provision(KEEP_SIZE) %ld, write %ld, discard %ld",
+		r[0].ops, r[1].ops, r[2].ops, r[3].ops);
+	kt_check(r[0].ops > 3 && r[1].ops > 3 && r[2].ops > 3 && r[3].ops > 3,
+		 "every racer made progress");
+	kt_expect_eq(atomic_load(&race_errors), 0, "no provision, write or discard failed");
+	for (unsigned int b = 0; b < RACE_BLOCKS; b++) {
+		int seed = block_seed(b);
+
+		kt_check(seed >= 0, "block %u holds zeros or one whole write (seed %d)", b, seed);
+	}
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, RACE_BLOCKS * 64 * KiB), 0,
+		     "a last provision of the 8 blocks");
+	kt_expect_eq(used(), RACE_BLOCKS, "the pool uses exactly 8 data blocks (nothing leaked)");
+	return kt_done();
+}
+
+static int cmd_failmode(const char *meta)
+{
+	const uint64_t blk = 64 * KiB;
+	double t;
+	int rc;
+
+	require_provision();
+	provision_uses(dfd, 0, 0, blk, 1, "provision of one block while the pool is healthy");
+	kt_fill(dfd, 0, blk, 98);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "fsync commits it");
+	if (kt_sh("dmsetup suspend %s && dmsetup load %s --table '0 8192 error' && "
+		  "dmsetup resume %s", meta, meta, meta))
+		kt_fatal("cannot switch %s to the error target", meta);
+	/* A new mapping and a flush: the commit fails, the pool leaves write mode. */
+	rc = kt_fallocate(dfd, 0, blk, blk);
+	kt_note("provision after the metadata device failed, before a commit: %s",
+		kt_errname(rc));
+	kt_fill(dfd, 0, 4096, 99);
+	rc = fsync(dfd) ? -errno : 0;
+	kt_note("fsync with the metadata device failing: %s", kt_errname(rc));
+	/* In fail mode the status is just "Fail": pool_status() cannot parse it. */
+	kt_sh("echo \"# status: $(dmsetup status %s)\"", pool);
+	kt_check(kt_sh("dmsetup status %s | grep -qE ' thin-pool Fail| ro '", pool) == 0,
+		 "the pool left write mode (Fail or ro)");
+	t = now();
+	rc = kt_fallocate(dfd, 0, 8 * blk, blk);
+	t = now() - t;
+	kt_expect_eq(rc, -EIO, "provision of an unmapped block on the failed pool");
+	kt_check(t < 10, "it failed at once (%.2f s)", t);
+	rc = kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, 8 * blk, 4 * blk);
+	kt_expect_eq(rc, -EIO, "KEEP_SIZE provision of unmapped blocks on the failed pool");
+	return kt_done();
+}
+
+static int cmd_extorigin(const char *origin)
+{
+	const uint64_t blk = 64 * KiB, len = 16 * blk;
+	int ofd = open(origin, O_RDONLY | O_DIRECT);
+	long long before;
+
+	if (ofd < 0)
+		kt_fatal("open %s: %s", origin, strerror(errno));
+	require_provision();
+	kt_expect_range(dfd, 0, len, 95, "an unmapped thin range reads the external origin");
+	provision_uses(dfd, 0, 0, len, 16, "provision of 16 blocks over the external origin");
+	kt_expect_range(dfd, 0, len, 95, "the provisioned blocks hold the origin's data");
+	provision_uses(dfd, 0, 0, len, 0, "second provision of the same range");
+	before = used();
+	kt_fill(dfd, 4 * KiB, 8 * KiB, 97);
+	kt_expect_eq(fsync(dfd) ? -errno : 0, 0, "a partial write into a provisioned block");
+	kt_check(used() == before, "the write allocates nothing (used %lld -> %lld)", before,
+		 used());
+	kt_expect_range(dfd, 0, 4 * KiB, 95, "the rest of that block keeps the origin's data");
+	kt_expect_range(dfd, 4 * KiB, 8 * KiB, 97, "the written part");
+	kt_expect_range(ofd, 0, len, 95, "the external origin is unchanged");
+	close(ofd);
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "fill-origin")) {
+		/* Set-up for extorigin: pattern 95 over the whole device. */
+		open_dev(argv[2]);
+		kt_fill(dfd, 0, size, 95);
+		return fsync(dfd) ? 1 : 0;
+	}
 	if (argc >= 4 && !strcmp(argv[1], "snap")) {
 		pool = argv[2];
 		return cmd_snap((unsigned int)strtoul(argv[3], NULL, 0));
 	}
 	if (argc < 4)
-		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes THIN POOL | snap POOL ID");
+		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes|big|race THIN POOL | "
+			 "blocked THIN POOL CMD | extorigin THIN POOL ORIGIN | failmode THIN POOL META | "
+			 "snap POOL ID");
 	pool = argv[3];
 	open_dev(argv[2]);
 	if (!strcmp(argv[1], "basic"))
@@ -367,6 +735,16 @@ int main(int argc, char **argv)
 		return cmd_fit();
 	if (!strcmp(argv[1], "modes"))
 		return cmd_modes();
+	if (!strcmp(argv[1], "big"))
+		return cmd_big();
+	if (!strcmp(argv[1], "race"))
+		return cmd_race();
+	if (!strcmp(argv[1], "blocked") && argc == 5)
+		return cmd_blocked(argv[4]);
+	if (!strcmp(argv[1], "failmode") && argc == 5)
+		return cmd_failmode(argv[4]);
+	if (!strcmp(argv[1], "extorigin") && argc == 5)
+		return cmd_extorigin(argv[4]);
 	if (!strcmp(argv[1], "enospc")) {
 		double min_wait = 0;
 
