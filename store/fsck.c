@@ -495,97 +495,66 @@ static int check_space(struct fsck *fk)
 	return ret;
 }
 
+/* open refuses a corrupt list: the walkers below skip what the decoder refuses */
+static int unpunched_one(void *arg, const struct rs_ext_rec *r, int err)
+{
+	struct fsck *fk = arg;
+
+	if (!err && extset_overlap(&fk->st->freeset, r->off, r->len) != r->len)
+		report(fk, RAWSTORE_FSCK_UNPUNCHED_USED, NULL, r->off, r->len, 0,
+		       "range [%llu, +%llu) awaits punching but is not free",
+		       (unsigned long long)r->off, (unsigned long long)r->len);
+	return 0;
+}
+
 static int check_unpunched(struct fsck *fk)
 {
-	struct rawstore *st = fk->st;
-	struct rs_iter *it;
-	char p = 'P';
+	return meta_each_ext(fk->st->meta, 'P', &fk->st->lim, unpunched_one, fk);
+}
+
+static int in_flight_one(void *arg, const struct rs_ext_rec *r, int err)
+{
+	struct fsck *fk = arg;
 	int ret;
 
-	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec r;
-
-		/* open refuses a corrupt list; skip what the decoder refuses */
-		if (decode_ext_rec('P', k, kl, v, vl, &st->lim, &r))
-			continue;
-		if (extset_overlap(&st->freeset, r.off, r.len) != r.len)
-			report(fk, RAWSTORE_FSCK_UNPUNCHED_USED, NULL, r.off, r.len, 0,
-			       "range [%llu, +%llu) awaits punching but is not free",
-			       (unsigned long long)r.off, (unsigned long long)r.len);
-	}
-	ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+	if (err)
+		return 0;
+	report(fk, RAWSTORE_FSCK_IN_FLIGHT, NULL, r->off, r->len, 0,
+	       "range [%llu, +%llu) was being zeroed or punched when the store "
+	       "stopped; a read-write open returns it to the free list (dirty)",
+	       (unsigned long long)r->off, (unsigned long long)r->len);
+	ret = extset_insert(&fk->inflight, r->off, r->len);
+	return ret == -EEXIST ? 0 : ret;
 }
 
 /* Ranges a crash left being zeroed or punched ("W"): reported, and not
  * counted as leaks by check_space. */
 static int check_in_flight(struct fsck *fk)
 {
-	struct rawstore *st = fk->st;
-	struct rs_iter *it;
-	char p = 'W';
-	int ret;
+	return meta_each_ext(fk->st->meta, 'W', &fk->st->lim, in_flight_one, fk);
+}
 
-	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec r;
+static int zeroed_one(void *arg, const struct rs_ext_rec *r, int err)
+{
+	struct fsck *fk = arg;
 
-		if (decode_ext_rec('W', k, kl, v, vl, &st->lim, &r))
-			continue;	/* open refuses a corrupt list */
-		report(fk, RAWSTORE_FSCK_IN_FLIGHT, NULL, r.off, r.len, 0,
-		       "range [%llu, +%llu) was being zeroed or punched when the store "
-		       "stopped; a read-write open returns it to the free list (dirty)",
-		       (unsigned long long)r.off, (unsigned long long)r.len);
-		ret = extset_insert(&fk->inflight, r.off, r.len);
-		if (ret == -EEXIST)
-			ret = 0;
-	}
-	if (!ret)
-		ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+	if (err)
+		return 0;
+	/* read-only, st->freeset holds the in-flight ranges too */
+	if (extset_overlap(&fk->st->freeset, r->off, r->len) != r->len ||
+	    extset_overlap(&fk->inflight, r->off, r->len))
+		report(fk, RAWSTORE_FSCK_ZEROED_NOT_FREE, NULL, r->off, r->len, 0,
+		       "range [%llu, +%llu) is recorded as zeroed but is not free "
+		       "(a read-write open treats it as dirty)",
+		       (unsigned long long)r->off, (unsigned long long)r->len);
+	return 0;
 }
 
 /* Every range recorded as zeroed ("Z") lies inside the free list and
  * outside the in-flight ranges: zeroed space is free space. */
 static int check_zeroed(struct fsck *fk)
 {
-	struct rawstore *st = fk->st;
-	struct rs_iter *it;
-	char p = 'Z';
-	int ret;
-
-	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec r;
-
-		if (decode_ext_rec('Z', k, kl, v, vl, &st->lim, &r))
-			continue;
-		/* read-only, st->freeset holds the in-flight ranges too */
-		if (extset_overlap(&st->freeset, r.off, r.len) != r.len ||
-		    extset_overlap(&fk->inflight, r.off, r.len))
-			report(fk, RAWSTORE_FSCK_ZEROED_NOT_FREE, NULL, r.off, r.len, 0,
-			       "range [%llu, +%llu) is recorded as zeroed but is not free "
-			       "(a read-write open treats it as dirty)",
-			       (unsigned long long)r.off, (unsigned long long)r.len);
-	}
-	ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+	return meta_each_ext(fk->st->meta, 'Z', &fk->st->lim, zeroed_one, fk);
 }
 
 static int check_orphans(struct fsck *fk, char type)

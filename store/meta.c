@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "internal.h"
 #include "meta.h"
 #include "util.h"
@@ -298,4 +299,26 @@ void key_ext(struct rs_key *k, char type, uint64_t off)
 	k->buf[0] = type;
 	put_be64(k->buf + 1, off);
 	k->len = 9;
+}
+
+int meta_each_ext(struct rs_meta *m, char type, const struct rs_limits *lim,
+		  int (*fn)(void *arg, const struct rs_ext_rec *r, int err), void *arg)
+{
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(m, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; !ret && meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
+		struct rs_ext_rec r;
+
+		ret = fn(arg, &r, decode_ext_rec(type, k, kl, v, vl, lim, &r));
+	}
+	if (!ret)
+		ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
 }

@@ -68,6 +68,17 @@ const char *meta_iter_val(struct rs_iter *it, size_t *len);
 int meta_iter_error(struct rs_iter *it);
 void meta_iter_free(struct rs_iter *it);
 
+/*
+ * Call @fn for each extent record ("F", "P", "Z", "W", "V") of kind @type in
+ * the committed metadata, in offset order, with the validating decoder's
+ * result: @err is 0 and @r valid, or -EUCLEAN (message in rawstore_errmsg()).
+ * A nonzero return of @fn ends the walk and is returned.
+ */
+struct rs_limits;
+struct rs_ext_rec;
+int meta_each_ext(struct rs_meta *m, char type, const struct rs_limits *lim,
+		  int (*fn)(void *arg, const struct rs_ext_rec *r, int err), void *arg);
+
 /* Key builders. */
 void key_super(struct rs_key *k);
 void key_nid(struct rs_key *k);

@@ -131,6 +131,26 @@ static void infl_del(void *a, uint64_t off)
 	obs_del(((struct rawstore *)a)->wb, 'W', off);
 }
 
+/* Delete every key with prefix @type into @wb. */
+static int delete_all(struct rawstore *st, rocksdb_writebatch_wi_t *wb, char type)
+{
+	struct rs_iter *it;
+	int ret;
+
+	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
+	if (ret)
+		return ret;
+	for (; meta_iter_valid(it); meta_iter_next(it)) {
+		size_t kl;
+		const char *k = meta_iter_full_key(it, &kl);
+
+		rocksdb_writebatch_wi_delete(wb, k, kl);
+	}
+	ret = meta_iter_error(it);
+	meta_iter_free(it);
+	return ret;
+}
+
 /*
  * The provisioned set has no observer: a range stays provisioned on the
  * device even when the transaction that provisioned it fails and its batch
@@ -148,25 +168,13 @@ static void prov_changed(struct rs_space *sp)
 static int prov_sync(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;
-	struct rs_iter *it;
 	struct pext p;
 	uint64_t pos;
-	char type = 'V';
 	int ret;
 
 	if (!sp->prov_dirty)
 		return 0;
-	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl;
-		const char *k = meta_iter_key(it, &kl);
-
-		rocksdb_writebatch_wi_delete(st->wb, k - 1, kl + 1);
-	}
-	ret = meta_iter_error(it);
-	meta_iter_free(it);
+	ret = delete_all(st, st->wb, 'V');
 	if (ret)
 		return ret;
 	for (pos = 0; extset_next(&sp->provisioned, pos, &p); pos = p.off + p.len)
@@ -191,41 +199,35 @@ static const char *set_name(char type)
 	}
 }
 
+struct load_ctx {
+	struct rawstore *st;
+	char type;
+	struct extset *s;
+	uint64_t last_end;
+};
+
+static int load_one(void *arg, const struct rs_ext_rec *r, int err)
+{
+	struct load_ctx *c = arg;
+	char why[256];
+
+	if (!err && r->off < c->last_end)
+		err = rs_err(NULL, -EUCLEAN, "record [%llu, +%llu) overlaps the one before it",
+			     (unsigned long long)r->off, (unsigned long long)r->len);
+	if (err) {
+		snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+		return rs_err(c->st, err, "%s list in metadata is corrupt: %s",
+			      set_name(c->type), why);
+	}
+	c->last_end = r->off + r->len;
+	return extset_insert(c->s, r->off, r->len);
+}
+
 static int load_extents(struct rawstore *st, char type, struct extset *s)
 {
-	struct rs_iter *it;
-	uint64_t last_end = 0;
-	int ret;
+	struct load_ctx c = { st, type, s, 0 };
 
-	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec r;
-		char why[256];
-
-		ret = decode_ext_rec(type, k, kl, v, vl, &st->lim, &r);
-		if (!ret && r.off < last_end)
-			ret = rs_err(NULL, -EUCLEAN, "record [%llu, +%llu) overlaps the one "
-				     "before it", (unsigned long long)r.off,
-				     (unsigned long long)r.len);
-		if (ret) {
-			snprintf(why, sizeof(why), "%s", rawstore_errmsg());
-			rs_err(st, ret, "%s list in metadata is corrupt: %s", set_name(type),
-			       why);
-			break;
-		}
-		last_end = r.off + r.len;
-		ret = extset_insert(s, r.off, r.len);
-		if (ret)
-			break;
-	}
-	if (!ret)
-		ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+	return meta_each_ext(st->meta, type, &st->lim, load_one, &c);
 }
 
 static int cmp_pext(const void *a, const void *b)
@@ -233,26 +235,6 @@ static int cmp_pext(const void *a, const void *b)
 	const struct pext *x = a, *y = b;
 
 	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Delete every key with prefix @type into @wb. */
-static int delete_all(struct rawstore *st, rocksdb_writebatch_wi_t *wb, char type)
-{
-	struct rs_iter *it;
-	int ret;
-
-	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl;
-		const char *k = meta_iter_full_key(it, &kl);
-
-		rocksdb_writebatch_wi_delete(wb, k, kl);
-	}
-	ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
 }
 
 /*
