@@ -19,7 +19,7 @@ struct rs_ocache_ent {
 	size_t charge;			/* bytes counted against the budget */
 	struct rs_onode o;
 	size_t klen;
-	char key[];
+	char *key;			/* stored right after the entry */
 };
 
 struct shard {
@@ -177,6 +177,7 @@ struct rs_ocache_ent *ocache_add(struct rs_ocache *c, const struct rs_key *k,
 	e->o = *o;
 	memset(o, 0, sizeof(*o));
 	e->klen = k->len;
+	e->key = (char *)(e + 1);
 	memcpy(e->key, k->buf, k->len);
 	e->charge = onode_charge(&e->o, k->len);
 	e->refs = 2;			/* the cache's and the caller's */

@@ -19,7 +19,7 @@ targets=$(sed -n 's/^set(FUZZ_TARGETS \(.*\))$/\1/p' tests/fuzz/CMakeLists.txt)
 mkdir -p build-fuzz
 if ! { cmake --preset fuzz > build-fuzz/cmake.log 2>&1 &&
 	cmake --build build-fuzz -j"$jobs" --target $targets > build-fuzz/build.log 2>&1; }; then
-	tail -30 build-fuzz/cmake.log build-fuzz/build.log
+	tail -n 30 build-fuzz/cmake.log build-fuzz/build.log
 	echo "FAIL: building the fuzz targets"
 	exit 1
 fi
