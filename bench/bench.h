@@ -24,6 +24,7 @@ struct cfg {
 	uint64_t objects;		/* 4 MiB objects for overwrite/read */
 	unsigned int qd;		/* transactions in flight */
 	unsigned int threads;		/* read: threads reading at once; load: clients */
+	int deferred_new_max;		/* open option; -1: the library's default */
 	uint32_t min_alloc, inline_max;
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */

@@ -712,6 +712,9 @@ static void usage(FILE *f)
 		"  --count N              operations per workload (default 1000)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
+		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
+		"                         through the RocksDB WAL (default: 64 KiB on a\n"
+		"                         rotational device, else 0)\n"
 		"  --objects N            4 MiB objects for overwrite/read (default 64)\n"
 		"  --min-alloc N --inline-max N  mkfs options (default 4096 / 4096)\n"
 		"  --backend rawstore|files  files: one file per object in the directory\n"
@@ -864,13 +867,15 @@ int main(int argc, char **argv)
 		{ "prealloc-policy", required_argument, 0, 'P' },
 		{ "threads", required_argument, 0, 'r' },
 		{ "store-size", required_argument, 0, 'S' },
+		{ "deferred-new-max", required_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
 					    "overwrite:4k", "read:4k", "read:64k", "alloc:50",
 					    "alloc:90" };
 	struct cfg c = { .backend = "rawstore", .dev_size = 4ULL << 30, .count = 1000,
-			 .objects = 64, .qd = 1, .min_alloc = 4096, .inline_max = 4096 };
+			 .objects = 64, .qd = 1, .min_alloc = 4096, .inline_max = 4096,
+			 .deferred_new_max = -1 };
 	char tmpdir[256] = "", devp[300], metap[300];
 	struct rawstore_mkfs_opts mo;
 	struct rawstore_open_opts oo;
@@ -935,6 +940,9 @@ int main(int argc, char **argv)
 		case 'S':
 			c.store_size = parse_size(optarg);
 			break;
+		case 'D':
+			c.deferred_new_max = (int)parse_size(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -960,6 +968,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rawstore_open_opts_init(&oo);
+	oo.deferred_new_max = c.deferred_new_max;
 	rawstore_mkfs_opts_init(&mo);
 	if (c.space_policy && set_space_policy(&mo, &oo, c.space_policy)) {
 		fprintf(stderr, "rawstore-bench: --space-policy %s: want ZERO[,PUNCH] with ZERO "
@@ -1031,10 +1040,12 @@ int main(int argc, char **argv)
 		printf("{%s%s\"kind\": \"store_info\", \"zero_policy\": \"%s\""
 		       ", \"zero_offload\": %d, \"punch_policy\": \"%s\""
 		       ", \"prealloc_policy\": \"%s\", \"provisioning\": %d"
-		       ", \"io_engine\": \"%s\", \"direct_io\": %d}\n",
+		       ", \"io_engine\": \"%s\", \"direct_io\": %d, \"rotational\": %d"
+		       ", \"deferred_max\": %u, \"deferred_new_max\": %u}\n",
 		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
 		       info.zero_offload, info.punch_policy, info.prealloc_policy,
-		       info.provisioning, info.io_engine, info.direct_io);
+		       info.provisioning, info.io_engine, info.direct_io, info.rotational,
+		       info.deferred_max, info.deferred_new_max);
 	for (i = optind; i < argc; i++)
 		if (!strncmp(argv[i], "age:", 4))
 			c.phase = "fresh";

@@ -321,7 +321,7 @@ again:
 		goto out_fail_ok;
 	}
 	/* Flush for new data, and now and then so deferred records can go. */
-	if (g.wrote_data || st->defq.done_n >= 32) {
+	if (g.wrote_data || st->defq.done_n >= RS_DEFERRED_RETIRE) {
 		n_done = st->defq.done_n;
 		deferred_done_delete(st, n_done);
 		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);

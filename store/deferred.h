@@ -28,6 +28,10 @@ struct rs_deferred_done {
 	uint64_t pofs, len;		/* bytes */
 };
 
+/* A commit group flushes the device and deletes the records of applied
+ * writes once this many await it (or when it flushes for new data anyway). */
+#define RS_DEFERRED_RETIRE 32
+
 struct rs_defq {
 	struct rs_deferred *q;		/* this group's, not yet on the device */
 	size_t n, cap;

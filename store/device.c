@@ -134,6 +134,7 @@ static void bdev_sysfs(struct rs_dev *d, dev_t rdev)
 	d->g.discard_max = sysfs_u64(q, "discard_max_bytes");
 	d->g.write_zeroes_max = sysfs_u64(q, "write_zeroes_max_bytes");
 	d->g.provision_max = sysfs_u64(q, "provision_max_bytes");
+	d->g.rotational = sysfs_u64(q, "rotational") != 0;
 	d->g.write_cache = true;
 	if (!sysfs_str(q, "write_cache", s, sizeof(s)) && !strncmp(s, "write through", 13))
 		d->g.write_cache = false;

@@ -25,6 +25,7 @@ struct rs_dev_geom {
 	uint64_t provision_max;		/* bytes, 0 = none (queue/provision_max_bytes) */
 	bool is_bdev;
 	bool write_cache;		/* volatile cache: flush needed */
+	bool rotational;		/* sysfs queue/rotational (files: false) */
 	bool direct;			/* O_DIRECT in use */
 };
 

@@ -45,6 +45,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o)
 	o->deferred_max = 32768;
 	o->max_queued_txns = 1024;
 	o->max_queued_bytes = 256ULL << 20;
+	o->deferred_new_max = -1;
 }
 
 /* Copy a caller's options struct of possibly older (smaller) size. */
@@ -478,12 +479,19 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		ret = rs_err(st, -EROFS, "open: rebuild_freelist writes; it cannot be read-only");
 		goto out_free;
 	}
+	if (st->opts.deferred_new_max > (1 << 20) || st->opts.deferred_new_max < -1) {
+		ret = rs_err(st, -EINVAL, "open: deferred_new_max must be -1 (auto) or 0 to "
+			     "1048576 bytes, not %d", st->opts.deferred_new_max);
+		goto out_free;
+	}
 	st->perf.struct_size = sizeof(st->perf);
 	ret = dev_open_flags(st, dev, st->opts.engine, st->opts.queue_depth,
 			     (st->opts.buffered ? DEV_BUFFERED : 0) |
 			     (st->opts.read_only ? DEV_READ_ONLY : 0), &st->dev);
 	if (ret)
 		goto out_free;
+	if (st->opts.deferred_new_max < 0)
+		st->opts.deferred_new_max = dev_geom(st->dev)->rotational ? 16384 : 0;
 	ret = load_super(st, dev);
 	if (ret)
 		goto out_close_dev;
@@ -512,9 +520,11 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 	ret = space_start(st, &space_jobs);
 	if (ret)
 		goto out_stop_commit;
-	rs_log(st, RAWSTORE_LOG_INFO, "opened %s (%s, %s I/O, qd %u), metadata %s", dev,
-	       dev_engine_name(st->dev), dev_geom(st->dev)->direct ? "direct" : "buffered",
-	       st->opts.queue_depth, meta_dir);
+	rs_log(st, RAWSTORE_LOG_INFO, "opened %s (%s, %s I/O, qd %u, %s, deferred writes: "
+	       "overwrites <= %u, new <= %d bytes), metadata %s", dev, dev_engine_name(st->dev),
+	       dev_geom(st->dev)->direct ? "direct" : "buffered", st->opts.queue_depth,
+	       dev_geom(st->dev)->rotational ? "rotational" : "non-rotational",
+	       st->opts.deferred_max, st->opts.deferred_new_max, meta_dir);
 	*out = st;
 	return 0;
 
@@ -624,6 +634,9 @@ int rawstore_get_info(struct rawstore *st, struct rawstore_info *info)
 	i.data_start = st->data_start;
 	i.discard_max_bytes = g->discard_max;
 	i.write_zeroes_max_bytes = g->write_zeroes_max;
+	i.rotational = g->rotational;
+	i.deferred_max = st->opts.deferred_max;
+	i.deferred_new_max = (uint32_t)st->opts.deferred_new_max;
 	uuid_str(st->sb.uuid, i.uuid);
 	space_info(st, &i);
 	memcpy(info, &i, i.struct_size);

@@ -642,9 +642,9 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		bool tail_mapped = cend < b0 && au_mapped(o, b0 - U);
 		struct pext *pieces = NULL;
 		struct rs_io *ios = NULL;
-		unsigned int nio;
+		unsigned int nio = 0;
 		uint8_t *buf, *own = NULL;	/* @own: allocated here */
-		bool zeroed;
+		bool zeroed, defer;
 		int n, i;
 
 		/* One copy: whole units go to the device from the op's buffer. */
@@ -711,12 +711,17 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		}
 		if (ret)
 			goto out_free_pieces;
-		ios = calloc((size_t)n, sizeof(*ios));
-		if (!ios) {
-			ret = -ENOMEM;
-			goto out_free_pieces;
+		/* Small new data: whole units through the WAL ([a0, b0) of @buf
+		 * holds data, old bytes or zeros throughout). */
+		defer = b0 - a0 <= (uint64_t)st->opts.deferred_new_max;
+		if (!defer) {
+			ios = calloc((size_t)n, sizeof(*ios));
+			if (!ios) {
+				ret = -ENOMEM;
+				goto out_free_pieces;
+			}
+			nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
 		}
-		nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
 		ret = punch_release(a, o, a0, b0);
 		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
 			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len,
@@ -734,10 +739,18 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			if (ret)
 				free(e.crcs);
 		}
-		/* Queued, not waited for: the commit stage waits before its flush.
-		 * The buffer goes with the writes (or is the op's, which lives
-		 * until the transaction completes). */
-		if (!ret) {
+		/* Deferred: the records go into the batch (copies), the data to
+		 * the device after the commit.  Else queued, not waited for: the
+		 * commit stage waits before its flush.  The buffer goes with the
+		 * writes (or is the op's, which lives until the transaction
+		 * completes). */
+		for (i = 0, cur = 0; !ret && defer && i < n; cur += pieces[i].len, i++)
+			ret = deferred_queue(st, pieces[i].off, buf + cur, pieces[i].len);
+		if (!ret && defer) {
+			a->c->deferred = true;
+			PERF_ADD(st, deferred_bytes, b0 - a0);
+			PERF_ADD(st, deferred_new_bytes, b0 - a0);
+		} else if (!ret) {
 			ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
 			own = NULL;
 			if (!ret) {

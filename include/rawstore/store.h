@@ -154,6 +154,15 @@ struct rawstore_open_opts {
 	unsigned int max_queued_txns;	/* default 1024, 0 = no limit */
 	uint64_t max_queued_bytes;	/* bytes, default 256 MiB, 0 = no limit */
 	int submit_nonblock;		/* 1: -EAGAIN instead of waiting */
+	/* New data of at most this many bytes per allocation (whole units)
+	 * goes through the RocksDB WAL like a deferred overwrite: the commit
+	 * group syncs RocksDB but does not flush the device for it; the data
+	 * is written after the commit and its record deleted after a later
+	 * flush (as BlueStore's prefer_deferred_size).  -1 (default): 16384
+	 * on a device that reports itself rotational, else 0; 0 off; at most
+	 * 1 MiB.  It trades a device flush for WAL bytes that RocksDB
+	 * checksums and copies: docs/API.md gives the measured crossover. */
+	int32_t deferred_new_max;
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -229,6 +238,9 @@ struct rawstore_info {
 	int provisioning;		/* 1: allocations are provisioned first */
 	uint64_t zero_probe_ns;		/* time of the 1 MiB zero-range probe at open */
 	uint64_t provision_max_bytes;	/* from sysfs, 0 if none */
+	int rotational;			/* 1: the device reports itself rotational */
+	uint32_t deferred_max;		/* in effect (open option) */
+	uint32_t deferred_new_max;	/* in effect (-1 resolved) */
 };
 
 /* Set info->struct_size = sizeof(*info) before calling. */
@@ -258,6 +270,8 @@ struct rawstore_perf {
 	uint64_t provisioned_bytes;	/* provisioned at allocation */
 	uint64_t provision_enospc;	/* transactions refused: provision said ENOSPC */
 	uint64_t punched_background;	/* of bytes_punched: by the background queue or inline */
+	uint64_t deferred_new_bytes;	/* new data committed through the WAL
+					 * (deferred_new_max; also in deferred_bytes) */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */
