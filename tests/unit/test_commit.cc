@@ -251,9 +251,14 @@ TEST_F(CommitTest, DataWriteErrorFailsOnlyItsTxn)
 TEST_F(CommitTest, GroupReadsItsOwnWritesInFlight)
 {
 	ASSERT_EQ(MkColl("c"), 0);
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		if (round == 1) { /* no deferred overwrites: every RMW redirects */
 			oo.deferred_max = 0;
+			Reopen();
+		}
+		if (round == 2) { /* new data through the WAL too */
+			oo.deferred_max = 32768;
+			oo.deferred_new_max = 65536;
 			Reopen();
 		}
 		std::string A = "a" + std::to_string(round), B = "b" + std::to_string(round);
@@ -296,6 +301,63 @@ TEST_F(CommitTest, GroupReadsItsOwnWritesInFlight)
 		EXPECT_TRUE(Read("c", B, 0, 20000) == wb) << "round " << round;
 		ExpectClean();
 	}
+}
+
+static struct rawstore_perf Perf(struct rawstore *st)
+{
+	struct rawstore_perf p;
+
+	p.struct_size = sizeof(p);
+	EXPECT_EQ(rawstore_perf_get(st, &p), 0);
+	return p;
+}
+
+/*
+ * deferred_new_max: new data up to the limit goes into the batch (one
+ * RocksDB sync, no device flush, the device write after the commit);
+ * larger data is written and flushed first.  The open option is checked
+ * and reported.
+ */
+TEST_F(CommitTest, DeferredNewDataSkipsTheDeviceFlush)
+{
+	struct rawstore_info info;
+	info.struct_size = sizeof(info);
+	ASSERT_EQ(rawstore_get_info(st, &info), 0);
+	EXPECT_EQ(info.rotational, 0); /* a file: auto means off */
+	EXPECT_EQ(info.deferred_new_max, 0u);
+	EXPECT_EQ(info.deferred_max, 32768u);
+	oo.deferred_new_max = (1 << 20) + 1;
+	rawstore_close(st);
+	st = nullptr;
+	EXPECT_EQ(Open(), -EINVAL);
+	EXPECT_NE(strstr(rawstore_errmsg(), "deferred_new_max"), nullptr) << rawstore_errmsg();
+	oo.deferred_new_max = 65536;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(rawstore_get_info(st, &info), 0);
+	EXPECT_EQ(info.deferred_new_max, 65536u);
+	ASSERT_EQ(MkColl("c"), 0);
+
+	struct rawstore_perf a = Perf(st);
+	std::string small = pattern(20000, 1), big = pattern(100000, 2);
+	ASSERT_EQ(Write("c", "small", 0, small), 0);
+	struct rawstore_perf b = Perf(st);
+	EXPECT_EQ(b.deferred_new_bytes - a.deferred_new_bytes, 20480u);
+	EXPECT_EQ(b.deferred_bytes - a.deferred_bytes, 20480u);
+	EXPECT_EQ(b.dev_flushes - a.dev_flushes, 0u);
+	EXPECT_EQ(b.db_syncs - a.db_syncs, 1u);
+	EXPECT_EQ(b.dev_write_bytes - a.dev_write_bytes, 20480u); /* applied */
+	EXPECT_EQ(Read("c", "small", 0, 30000), small);
+
+	ASSERT_EQ(Write("c", "big", 0, big), 0); /* 100 KiB: written, flushed */
+	struct rawstore_perf c = Perf(st);
+	EXPECT_EQ(c.deferred_new_bytes, b.deferred_new_bytes);
+	EXPECT_EQ(c.dev_flushes - b.dev_flushes, 1u);
+	EXPECT_EQ(Read("c", "big", 0, 200000), big);
+	Reopen();
+	EXPECT_EQ(Perf(st).deferred_replayed, 0u); /* retired at close */
+	EXPECT_EQ(Read("c", "small", 0, 30000), small);
+	EXPECT_EQ(Read("c", "big", 0, 200000), big);
+	ExpectClean();
 }
 
 /* Hold the commit thread in a callback; returns once it is held. */

@@ -127,8 +127,13 @@ TEST_P(CrashTest, NoAckedLossNoLeak)
 }
 
 /* Instance names: the crash point, e.g. WritePath/CrashTest.NoAckedLossNoLeak/before_flush. */
+enum { DNEW = 0x100 };	/* param flag: with deferred_new_max = 64 KiB */
+
 static std::string crash_point_name(const ::testing::TestParamInfo<int> &info)
 {
+	if (info.param & DNEW)
+		return crash_point_name(::testing::TestParamInfo<int>(info.param & ~DNEW,
+								      info.index)) + "_deferred_new";
 	switch (info.param) {
 	case RS_CRASH_MID_DATA: return "mid_data";
 	case RS_CRASH_BEFORE_FLUSH: return "before_flush";
@@ -145,6 +150,72 @@ INSTANTIATE_TEST_SUITE_P(WritePath, CrashTest,
 			 ::testing::Values(RS_CRASH_MID_DATA, RS_CRASH_BEFORE_FLUSH,
 					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT,
 					   RS_CRASH_AFTER_COMMIT, RS_CRASH_WRITES_IN_FLIGHT),
+			 crash_point_name);
+
+/*
+ * New data through the WAL (deferred_new_max): the transaction dies before,
+ * between or after commit and apply; an acknowledged one survives whole,
+ * an unacknowledged one is all or nothing, and nothing leaks.
+ */
+class DeferredNewCrashTest : public CrashTest {};
+
+TEST_P(DeferredNewCrashTest, ReplayedOrAbsent)
+{
+	int point = GetParam();
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "old", 0, pattern(65536, 1)), 0);
+	CloseStore();
+	std::string d = pattern(20000, 5), e = pattern(3000, 6);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rawstore *s;
+		struct rawstore_open_opts oo;
+		rawstore_open_opts_init(&oo);
+		oo.deferred_new_max = 65536;
+		if (rawstore_open(dev.c_str(), meta.c_str(), &oo, &s))
+			_exit(1);
+		rs_debug_set_crash_point(point, 1);
+		struct rawstore_txn *t;
+		rawstore_txn_new(&t);
+		/* a new object, and a hole of an old one filled (RMW of a unit) */
+		rawstore_txn_write(t, "c", "new", 3, 0, d.data(), d.size());
+		rawstore_txn_write(t, "c", "old", 3, 70000, e.data(), e.size());
+		rawstore_submit(s, t);
+		_exit(0);
+	}
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ASSERT_EQ(OpenAfterCrash(), 0) << rawstore_errmsg();
+	bool applied = point != RS_CRASH_BEFORE_COMMIT;
+	struct rawstore_perf p;
+	p.struct_size = sizeof(p);
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	/* the new object (5 units) and the old one's unit at 70000 */
+	EXPECT_EQ(p.deferred_replayed, applied ? 2u : 0u);
+	std::string old = pattern(65536, 1);
+	if (applied) {
+		EXPECT_EQ(Read("c", "new", 0, 30000), d);
+		old.resize(70000, '\0');
+		old += e;
+	} else {
+		struct rawstore_stat sb;
+		sb.struct_size = sizeof(sb);
+		EXPECT_EQ(rawstore_stat(st, "c", "new", 3, &sb), -ENOENT);
+	}
+	EXPECT_EQ(Read("c", "old", 0, 80000), old);
+	ExpectClean();
+	Reopen();
+	ASSERT_EQ(rawstore_perf_get(st, &p), 0);
+	EXPECT_EQ(p.deferred_replayed, 0u);
+	EXPECT_EQ(Read("c", "old", 0, 80000), old);
+}
+
+INSTANTIATE_TEST_SUITE_P(Deferred, DeferredNewCrashTest,
+			 ::testing::Values(RS_CRASH_BEFORE_COMMIT, RS_CRASH_BEFORE_DEFERRED,
+					   RS_CRASH_AFTER_COMMIT),
 			 crash_point_name);
 
 class DeferredCrashTest : public CrashTest {};
@@ -211,7 +282,7 @@ class GroupCrashTest : public CrashTest {};
  */
 TEST_P(GroupCrashTest, GroupCommitCrash)
 {
-	int point = GetParam();
+	int point = GetParam() & ~DNEW;
 	ASSERT_EQ(MkColl("c"), 0);
 	CloseStore();
 	int p[2];
@@ -225,6 +296,7 @@ TEST_P(GroupCrashTest, GroupCommitCrash)
 		struct rawstore_open_opts oo;
 		rawstore_open_opts_init(&oo);
 		oo.max_group = 8;
+		oo.deferred_new_max = GetParam() & DNEW ? 65536 : 0;
 		if (rawstore_open(dev.c_str(), meta.c_str(), &oo, &s))
 			_exit(1);
 		/* countdown: the third group (MID_DATA counts writes: txn 20) */
@@ -288,4 +360,12 @@ TEST_P(GroupCrashTest, GroupCommitCrash)
 INSTANTIATE_TEST_SUITE_P(Pipelined, GroupCrashTest,
 			 ::testing::Values(RS_CRASH_WRITES_IN_FLIGHT, RS_CRASH_MID_DATA,
 					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT),
+			 crash_point_name);
+
+/* The same with every object's data through the WAL (no data writes in
+ * flight: the crash hits the third group's commit or its deferred apply). */
+INSTANTIATE_TEST_SUITE_P(PipelinedDeferredNew, GroupCrashTest,
+			 ::testing::Values(RS_CRASH_BEFORE_COMMIT | DNEW,
+					   RS_CRASH_BEFORE_DEFERRED | DNEW,
+					   RS_CRASH_AFTER_COMMIT | DNEW),
 			 crash_point_name);

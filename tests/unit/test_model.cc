@@ -53,6 +53,7 @@ struct ModelParam {
 	uint32_t deferred_max;
 	unsigned int max_group;
 	bool async;			/* batches of transactions in flight together */
+	int32_t deferred_new_max = 0;
 };
 
 /* "4k", "64k", "0": a size for a test name. */
@@ -72,7 +73,8 @@ static std::string model_name(const ModelParam &p)
 
 	return "ma" + size_name(p.min_alloc) + "_cb" + size_name(p.csum_block) + "_inline" +
 	       size_name(p.inline_max) + "_" + engine + "_def" + size_name(p.deferred_max) +
-	       "_grp" + std::to_string(p.max_group) + (p.async ? "_async" : "_sync");
+	       "_grp" + std::to_string(p.max_group) + (p.async ? "_async" : "_sync") +
+	       (p.deferred_new_max ? "_new" + size_name((uint32_t)p.deferred_new_max) : "");
 }
 
 static std::string model_param_name(const ::testing::TestParamInfo<ModelParam> &info)
@@ -120,6 +122,7 @@ protected:
 		oo.engine = GetParam().engine;
 		oo.deferred_max = GetParam().deferred_max;
 		oo.max_group = GetParam().max_group;
+		oo.deferred_new_max = GetParam().deferred_new_max;
 		ASSERT_EQ(Open(), 0);
 	}
 
@@ -405,7 +408,11 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ModelTest,
 					   ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_AUTO,
 							       32768, 64, true },
 					   ModelParam{ 16384, 4096, 0, RAWSTORE_ENGINE_AUTO,
-							       65536, 4, true }),
+							       65536, 4, true },
+					   ModelParam{ 4096, 4096, 4096, RAWSTORE_ENGINE_AUTO,
+							       32768, 64, false, 65536 },
+					   ModelParam{ 16384, 4096, 0, RAWSTORE_ENGINE_AUTO,
+							       0, 8, true, 65536 }),
 			 model_param_name);
 
 } // namespace
