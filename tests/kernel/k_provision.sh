@@ -8,8 +8,9 @@
 # block zeroing refuse it, read-only and fail pool modes, requests larger
 # than provision_max_bytes, a provision waiting on a full pool (readers not
 # stalled, SIGKILL, completion once the pool grows), races with writes and
-# discards, an external origin); accounting (diskstats discard columns,
-# rwbs 'P' in block traces, blk-throttle charges it like a discard); a
+# discards, an external origin, a pool out of metadata space); accounting
+# (diskstats discard columns, blkcg io.stat discard bytes, rwbs 'P' in
+# block traces, blk-throttle charges it like a discard); a
 # misaligned provision on a loop over a 4Kn device (EINVAL); md raid0 over
 # loop devices (limit 0).
 #
@@ -88,7 +89,19 @@ pv_throttle() {
 		/usr/sbin/fallocate -o 8M -l 24M $1 || echo fallocate-failed
 		t2=\$(cut -d' ' -f1 /proc/uptime)
 		echo \$t0 \$t1 \$t2")
+	iostat=$(grep "^$mm " $cg/prov-thr/io.stat)
 	rmdir $cg/prov-thr
+	# blkcg io.stat counts the provision as discard bytes, not written ones.
+	echo "    # io.stat of the group: $iostat"
+	wb=$(echo "$iostat" | sed -n 's/.* wbytes=\([0-9]*\).*/\1/p')
+	db=$(echo "$iostat" | sed -n 's/.* dbytes=\([0-9]*\).*/\1/p')
+	if [ -n "$wb" ] && [ -n "$db" ] && [ "$wb" -ge 2097152 ] && [ "$wb" -lt 3145728 ] &&
+		[ "$db" -ge 25165824 ]; then
+		kt_result provision/blkcg-io-stat PASS
+	else
+		kt_result provision/blkcg-io-stat FAIL \
+			"want wbytes in [2 MiB, 3 MiB) (the write only) and dbytes >= 24 MiB (the provision)"
+	fi
 	echo "    # in the throttled group: $out"
 	set -- $out
 	if [ $# = 3 ] &&
@@ -121,7 +134,8 @@ pv_cleanup() {
 		prov-ph-thin prov-ph prov-ph-meta prov-ph-data prov-pi-thin prov-pi prov-pi-meta \
 		prov-pi-data prov-pj-thin prov-pj prov-pj-meta prov-pj-data prov-pk-thin prov-pk \
 		prov-pk-meta prov-pk-data prov-eo prov-pl-thin prov-pl prov-pl-meta prov-pl-data \
-		prov-pm-thin prov-pm prov-pm-meta prov-pm-data; do
+		prov-pm-thin prov-pm prov-pm-meta prov-pm-data prov-po-thin prov-po prov-po-meta \
+		prov-po-data; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -426,6 +440,56 @@ if pv_pool prov-pl 700 704 4 16; then
 	dmesg -c | grep -vE "$pv_dm_thin_errors" >> /tmp/kt-dmesg-outside
 else
 	kt_result provision/thin-fail-mode FAIL "could not create pool prov-pl"
+fi
+
+# Out of metadata space: a pool whose metadata device is 128 KiB runs out
+# of metadata blocks part way through a 512 MiB provision. The provision
+# fails with EIO at once (no hang), the pool switches to read-only mode
+# with needs_check, and what was committed before stays mapped: provision
+# there succeeds and direct writes there work; provision of an unmapped
+# range fails with EIO.
+if pv_slice prov-po-meta 800 1 && pv_slice prov-po-data 804 512 &&
+	dmsetup remove prov-po-meta && dmsetup create prov-po-meta \
+		--table "0 256 linear $pv_scratch $((800 * 2048))" &&
+	dd if=/dev/zero of=/dev/mapper/prov-po-meta bs=4096 count=1 conv=fsync 2> /dev/null &&
+	dmsetup create prov-po --table "0 $((512 * 2048)) thin-pool /dev/mapper/prov-po-meta \
+/dev/mapper/prov-po-data 128 0 0" && dmsetup message prov-po 0 "create_thin 1" &&
+	dmsetup create prov-po-thin --table "0 $((512 * 2048)) thin /dev/mapper/prov-po 1"; then
+	thin=/dev/mapper/prov-po-thin
+	dmesg -c >> /tmp/kt-dmesg-outside
+	pv_dm_thin_errors='device-mapper: (thin|block manager|space map|transaction manager|btree|bufio)'
+	kt_allow_dmesg "$pv_dm_thin_errors"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	r1=$(/usr/sbin/fallocate -o 0 -l 512M $thin 2>&1) && r1=ok
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	pst=$(dmsetup status prov-po)
+	used=$(echo "$pst" | awk '{ split($6, a, "/"); print a[1] }')
+	mode=$(echo "$pst" | awk '{ print $8 }')
+	r2=$(/usr/sbin/fallocate -o 0 -l 64K $thin 2>&1) && r2=ok
+	r3=$(/usr/sbin/fallocate -o 500M -l 64K $thin 2>&1) && r3=ok
+	dd if=/dev/urandom of=/tmp/kt-po.dat bs=64k count=1 2> /dev/null
+	dd if=/tmp/kt-po.dat of=$thin bs=64k count=1 seek=1 oflag=direct 2> /dev/null &&
+		dd if=$thin bs=64k count=1 skip=1 iflag=direct 2> /dev/null | cmp -s - /tmp/kt-po.dat &&
+		w=same
+	echo "    # 512 MiB provision: $r1 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s;" \
+		"status: $pst; mapped range again: $r2; unmapped: $r3; write+read ${w:-failed}"
+	case "$r1/$r3" in
+	*"Input/output error"/*"Input/output error")
+		if [ "$mode" = ro ] && [ "$r2" = ok ] && [ "$w" = same ] &&
+			echo "$pst" | grep -q needs_check && [ "$used" -gt 0 ] && [ "$used" -lt 8192 ] &&
+			awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 60) }'; then
+			kt_result provision/thin-out-of-metadata PASS
+		else
+			kt_result provision/thin-out-of-metadata FAIL \
+				"want mode ro + needs_check, 0 < used < 8192, the mapped range provisioning and writable"
+		fi ;;
+	*) kt_result provision/thin-out-of-metadata FAIL "want EIO for the big provision and the unmapped range" ;;
+	esac
+	rm -f /tmp/kt-po.dat
+	dmsetup remove prov-po-thin && dmsetup remove prov-po
+	dmesg -c | grep -vE "$pv_dm_thin_errors" >> /tmp/kt-dmesg-outside
+else
+	kt_result provision/thin-out-of-metadata FAIL "could not create pool prov-po"
 fi
 
 # A crash without a flush: from a commit on, the metadata device drops
