@@ -16,67 +16,70 @@
 #include "space.h"
 #include "util.h"
 
-/* Count the records with key prefix @type; with @recs and @bytes, decode
- * them as extent records and sum their lengths. */
+struct count_ctx {
+	struct rawstore *st;
+	char type;
+	uint64_t *recs, *bytes;
+};
+
+/* One record of a count_prefix() walk. */
+static int count_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+	struct count_ctx *c = arg;
+	struct rs_ext_rec e;
+	struct rs_deferred_rec d;
+
+	(*c->recs)++;
+	if (!c->bytes)
+		return 0;
+	if (c->type == 'D') {
+		if (!decode_deferred_rec(k, kl, v, vl, &c->st->lim, &d))
+			*c->bytes += d.len;
+	} else if (!decode_ext_rec(c->type, k, kl, v, vl, &c->st->lim, &e)) {
+		*c->bytes += e.len;
+	}
+	return 0;
+}
+
+/* Count the records with key prefix @type; with @bytes, decode them as
+ * extent (or deferred) records and sum their lengths. */
 static int count_prefix(struct rawstore *st, char type, uint64_t *recs, uint64_t *bytes)
 {
-	struct rs_iter *it;
-	int ret;
+	struct count_ctx c = { st, type, recs, bytes };
 
-	ret = meta_iter_new(st->meta, NULL, &type, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it); meta_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec e;
-		struct rs_deferred_rec d;
+	return meta_each(st->meta, &type, 1, count_one, &c);
+}
 
-		(*recs)++;
-		if (!bytes)
-			continue;
-		if (type == 'D') {
-			if (!decode_deferred_rec(k, kl, v, vl, &st->lim, &d))
-				*bytes += d.len;
-		} else if (!decode_ext_rec(type, k, kl, v, vl, &st->lim, &e)) {
-			*bytes += e.len;
-		}
-	}
-	ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+struct onode_ctx {
+	struct rawstore *st;
+	struct rawstore_records *r;
+};
+
+static int count_onode(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+	struct onode_ctx *c = arg;
+	struct rs_onode o;
+	int d;
+
+	(void)k;
+	(void)kl;
+	c->r->onodes++;
+	d = onode_decode(v, vl, &c->st->lim, &o);
+	if (d)
+		return d == -ENOMEM ? d : 0;	/* fsck reports a bad one */
+	c->r->onode_extents += o.n_ext;
+	if (o.inline_len)
+		c->r->inline_objects++;
+	onode_free(&o);
+	return 0;
 }
 
 static int count_onodes(struct rawstore *st, struct rawstore_records *r)
 {
-	struct rs_iter *it;
+	struct onode_ctx c = { st, r };
 	char p = 'O';
-	int ret = 0;
 
-	ret = meta_iter_new(st->meta, NULL, &p, 1, &it);
-	if (ret)
-		return ret;
-	for (; meta_iter_valid(it) && !ret; meta_iter_next(it)) {
-		size_t vl;
-		const char *v = meta_iter_val(it, &vl);
-		struct rs_onode o;
-		int d;
-
-		r->onodes++;
-		d = onode_decode(v, vl, &st->lim, &o);
-		if (d == -ENOMEM)
-			ret = d;
-		if (d)
-			continue;	/* fsck reports it */
-		r->onode_extents += o.n_ext;
-		if (o.inline_len)
-			r->inline_objects++;
-		onode_free(&o);
-	}
-	if (!ret)
-		ret = meta_iter_error(it);
-	meta_iter_free(it);
-	return ret;
+	return meta_each(st->meta, &p, 1, count_onode, &c);
 }
 
 static int records_job(struct rawstore *st, void *arg)

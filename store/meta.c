@@ -301,24 +301,47 @@ void key_ext(struct rs_key *k, char type, uint64_t off)
 	k->len = 9;
 }
 
-int meta_each_ext(struct rs_meta *m, char type, const struct rs_limits *lim,
-		  int (*fn)(void *arg, const struct rs_ext_rec *r, int err), void *arg)
+int meta_each(struct rs_meta *m, const void *prefix, size_t plen,
+	      int (*fn)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+	      void *arg)
 {
 	struct rs_iter *it;
 	int ret;
 
-	ret = meta_iter_new(m, NULL, &type, 1, &it);
+	ret = meta_iter_new(m, NULL, prefix, plen, &it);
 	if (ret)
 		return ret;
 	for (; !ret && meta_iter_valid(it); meta_iter_next(it)) {
 		size_t kl, vl;
 		const char *k = meta_iter_key(it, &kl), *v = meta_iter_val(it, &vl);
-		struct rs_ext_rec r;
 
-		ret = fn(arg, &r, decode_ext_rec(type, k, kl, v, vl, lim, &r));
+		ret = fn(arg, k, kl, v, vl);
 	}
 	if (!ret)
 		ret = meta_iter_error(it);
 	meta_iter_free(it);
 	return ret;
+}
+
+struct each_ext {
+	char type;
+	const struct rs_limits *lim;
+	int (*fn)(void *arg, const struct rs_ext_rec *r, int err);
+	void *arg;
+};
+
+static int each_ext_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+	const struct each_ext *c = arg;
+	struct rs_ext_rec r;
+
+	return c->fn(c->arg, &r, decode_ext_rec(c->type, k, kl, v, vl, c->lim, &r));
+}
+
+int meta_each_ext(struct rs_meta *m, char type, const struct rs_limits *lim,
+		  int (*fn)(void *arg, const struct rs_ext_rec *r, int err), void *arg)
+{
+	struct each_ext c = { type, lim, fn, arg };
+
+	return meta_each(m, &type, 1, each_ext_one, &c);
 }

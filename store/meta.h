@@ -69,6 +69,15 @@ int meta_iter_error(struct rs_iter *it);
 void meta_iter_free(struct rs_iter *it);
 
 /*
+ * Call @fn for every committed record whose key starts with @prefix, in key
+ * order, with the key after the prefix and the value.  A nonzero return of
+ * @fn ends the walk and is returned; else an iterator error, or 0.
+ */
+int meta_each(struct rs_meta *m, const void *prefix, size_t plen,
+	      int (*fn)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+	      void *arg);
+
+/*
  * Call @fn for each extent record ("F", "P", "Z", "W", "V") of kind @type in
  * the committed metadata, in offset order, with the validating decoder's
  * result: @err is 0 and @r valid, or -EUCLEAN (message in rawstore_errmsg()).
