@@ -43,6 +43,14 @@ protected:
 			v.push_back(i);
 		return v;
 	}
+	/* The child @pid died at its crash point. */
+	void ReapCrashed(pid_t pid)
+	{
+		int status;
+		ASSERT_EQ(waitpid(pid, &status, 0), pid);
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	}
 	int Child(int fd, int point)
 	{
 		struct rawstore *s;
@@ -184,10 +192,9 @@ TEST_P(DeferredNewCrashTest, ReplayedOrAbsent)
 		rawstore_submit(s, t);
 		_exit(0);
 	}
-	int status;
-	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ReapCrashed(pid);
+	if (HasFatalFailure())
+		return;
 	ASSERT_EQ(OpenAfterCrash(), 0) << rawstore_errmsg();
 	bool applied = point != RS_CRASH_BEFORE_COMMIT;
 	struct rawstore_perf p;
@@ -243,10 +250,9 @@ TEST_P(DeferredCrashTest, ReplayedOrAbsent)
 		rawstore_submit(s, t);
 		_exit(0);
 	}
-	int status;
-	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ReapCrashed(pid);
+	if (HasFatalFailure())
+		return;
 	ASSERT_EQ(OpenAfterCrash(), 0) << rawstore_errmsg();
 	bool applied = point != RS_CRASH_BEFORE_COMMIT;
 	std::string m = base, x = pattern(30000, 3);
@@ -327,10 +333,9 @@ TEST_P(GroupCrashTest, GroupCommitCrash)
 	close(p[1]);
 	std::vector<int> acked = Acked(p[0]);
 	close(p[0]);
-	int status;
-	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT);
+	ReapCrashed(pid);
+	if (HasFatalFailure())
+		return;
 	ASSERT_EQ(OpenAfterCrash(), 0);
 	std::set<int> ack(acked.begin(), acked.end());
 	uint64_t present = 0;
