@@ -35,6 +35,12 @@
  *    request of 2.5 times that, starting inside a block, is split into
  *    chunks and per-block clones, and maps exactly the blocks it covers,
  *    which read zeros and take writes without allocating.
+ *  t_provision_thin outofmeta THIN POOL
+ *    on a fresh pool whose metadata device is far too small for THIN: a
+ *    provision of all of THIN fails with EIO at once when the metadata
+ *    runs out, the pool is read-only with needs_check and keeps what it
+ *    committed: provision of the first block succeeds, of the last one
+ *    fails with EIO, and the first block takes direct writes.
  *  t_provision_thin blocked THIN POOL EXTEND_CMD
  *    on a fresh pool in queue mode (no_space_timeout well above the test's
  *    waits): once the pool is full, a provision that needs a block waits;
@@ -711,6 +717,51 @@ static int cmd_extorigin(const char *origin)
 	return kt_done();
 }
 
+static int cmd_outofmeta(void)
+{
+	const uint64_t blk = 64 * KiB;
+	struct pool_status ps = pool_status();
+	char cmd[256], line[512] = "";
+	uint64_t mapped;
+	double t;
+	FILE *f;
+	int rc;
+
+	require_provision();
+	if (ps.used != 0)
+		kt_fatal("pool %s is not fresh: %lld/%lld blocks used", pool, ps.used, ps.total);
+	t = now();
+	rc = kt_fallocate(dfd, 0, 0, size);
+	t = now() - t;
+	kt_expect_eq(rc, -EIO, "provision of the whole %llu-byte device, metadata runs out",
+		     (unsigned long long)size);
+	kt_check(t < 60, "the provision ended in %.2f s", t);
+	ps = pool_status();
+	kt_check(!strcmp(ps.mode, "ro"), "the pool turned read-only (mode %s)", ps.mode);
+	kt_check(ps.used > 0 && ps.used < ps.total, "part of the range was committed (%lld/%lld)",
+		 ps.used, ps.total);
+	snprintf(cmd, sizeof(cmd), "dmsetup status %s", pool);
+	f = popen(cmd, "r");
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		pclose(f);
+	}
+	line[strcspn(line, "\n")] = 0;
+	kt_check(strstr(line, "needs_check") != NULL, "the pool needs a check: %s", line);
+	if (ps.used <= 1)
+		return kt_done();
+	/* The first blocks are the first provisioned and committed. */
+	mapped = blk;
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, mapped), 0, "provision of the committed first block");
+	kt_expect_eq(kt_fallocate(dfd, 0, size - blk, blk), -EIO,
+		     "provision of the last, unmapped block");
+	kt_fill(dfd, 0, mapped, 73);
+	kt_expect_range(dfd, 0, mapped, 73, "a direct write to the committed block");
+	kt_check(used() == ps.used, "nothing more allocated (%lld -> %lld)", ps.used, used());
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "fill-origin")) {
@@ -724,7 +775,7 @@ int main(int argc, char **argv)
 		return cmd_snap((unsigned int)strtoul(argv[3], NULL, 0));
 	}
 	if (argc < 4)
-		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes|big|race THIN POOL | "
+		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes|big|race|outofmeta THIN POOL | "
 			 "blocked THIN POOL CMD | extorigin THIN POOL ORIGIN | failmode THIN POOL META | "
 			 "snap POOL ID");
 	pool = argv[3];
@@ -743,6 +794,8 @@ int main(int argc, char **argv)
 		return cmd_blocked(argv[4]);
 	if (!strcmp(argv[1], "failmode") && argc == 5)
 		return cmd_failmode(argv[4]);
+	if (!strcmp(argv[1], "outofmeta"))
+		return cmd_outofmeta();
 	if (!strcmp(argv[1], "extorigin") && argc == 5)
 		return cmd_extorigin(argv[4]);
 	if (!strcmp(argv[1], "enospc")) {
