@@ -40,7 +40,7 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o)
 	o->struct_size = sizeof(*o);
 	o->engine = RAWSTORE_ENGINE_AUTO;
 	o->queue_depth = 64;
-	o->max_group = 64;
+	o->max_group = 256;
 	o->log_level = RAWSTORE_LOG_WARNING;
 	o->deferred_max = 32768;
 	o->max_queued_txns = 1024;

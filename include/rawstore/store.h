@@ -116,7 +116,7 @@ struct rawstore_open_opts {
 	size_t struct_size;		/* sizeof(struct rawstore_open_opts) */
 	enum rawstore_io_engine engine;	/* default AUTO */
 	unsigned int queue_depth;	/* I/Os in flight per batch, default 64 */
-	unsigned int max_group;		/* transactions per commit group, default 64 */
+	unsigned int max_group;		/* transactions per commit group, default 256 */
 	int buffered;			/* 1: no O_DIRECT (regular files only) */
 	int log_level;			/* messages up to this level are logged,
 					 * default RAWSTORE_LOG_WARNING */
