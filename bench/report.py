@@ -805,15 +805,21 @@ plot %s
               "is punched, `prealloc`: how mkfs prepared a store file):")
             P("")
             P("| backend | zero | zero-range offloaded | punch | prealloc | provisioning | "
-              "I/O |")
-            P("|---|---|---|---|---|---|---|")
+              "I/O | deferred through the WAL (overwrites / new data, rotational) |")
+            P("|---|---|---|---|---|---|---|---|")
             for b in sorted(infos):
                 i = infos[b]
-                P("| %s | %s | %s | %s | %s | %s | %s%s |" % (
+                dfr = "-"
+                if "deferred_new_max" in i:
+                    dfr = "<= %s / <= %s%s" % (
+                        size_name(i["deferred_max"]), size_name(i["deferred_new_max"])
+                        if i["deferred_new_max"] else "off",
+                        ", rotational" if i.get("rotational") else "")
+                P("| %s | %s | %s | %s | %s | %s | %s%s | %s |" % (
                     b, i["zero_policy"], "yes" if i["zero_offload"] else "no",
                     i["punch_policy"], i["prealloc_policy"],
                     "yes" if i["provisioning"] else "no", i["io_engine"],
-                    ", direct" if i["direct_io"] else ", buffered"))
+                    ", direct" if i["direct_io"] else ", buffered", dfr))
             P("")
         if prepfile:
             P("The `prealloc-file` store files were prepared before mkfs (durably, "
