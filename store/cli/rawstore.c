@@ -353,6 +353,20 @@ static int parse_json_only(const struct cmd *c, int argc, char **argv, bool *jso
 	return 0;
 }
 
+/* The start of the read-only reports (statfs, info, dump): [--json] DEV META,
+ * the store opened read-only.  0, or the exit code (< 0: help was shown). */
+static int open_report(const struct cmd *c, int argc, char **argv, bool *json,
+		       struct rawstore **st)
+{
+	int ret = parse_json_only(c, argc, argv, json);
+
+	if (!ret)
+		ret = want_args(c, argc, argv, 2, 2);
+	if (!ret)
+		ret = open_store_ro(c, argv, st);
+	return ret;
+}
+
 static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -543,14 +557,9 @@ static int cmd_statfs(const struct cmd *c, int argc, char **argv)
 	bool json;
 	int ret;
 
-	ret = parse_json_only(c, argc, argv, &json);
-	if (!ret)
-		ret = want_args(c, argc, argv, 2, 2);
+	ret = open_report(c, argc, argv, &json, &st);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = open_store_ro(c, argv, &st);
-	if (ret)
-		return ret;
 	s.struct_size = sizeof(s);
 	ret = rawstore_statfs(st, &s);
 	rawstore_close(st);
@@ -598,14 +607,9 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 	bool json;
 	int ret;
 
-	ret = parse_json_only(c, argc, argv, &json);
-	if (!ret)
-		ret = want_args(c, argc, argv, 2, 2);
+	ret = open_report(c, argc, argv, &json, &st);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = open_store_ro(c, argv, &st);
-	if (ret)
-		return ret;
 	i.struct_size = sizeof(i);
 	ret = rawstore_get_info(st, &i);
 	if (ret) {
@@ -620,26 +624,30 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       "\"device_size\": %" PRIu64 ", \"data_start\": %" PRIu64
 		       ", \"discard_max_bytes\": %" PRIu64 ", \"write_zeroes_max_bytes\": %" PRIu64
 		       ", \"provision_max_bytes\": %" PRIu64 ", \"zero_policy\": \"%s\", "
-		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\"}\n", i.uuid,
+		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\", \"rotational\": %s, "
+		       "\"deferred_max\": %u, \"deferred_new_max\": %u}\n", i.uuid,
 		       i.format_version, i.io_engine, i.direct_io ? "true" : "false",
 		       i.is_block_device ? "true" : "false", i.write_cache ? "true" : "false",
 		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
 		       i.queue_depth, i.device_size, i.data_start, i.discard_max_bytes,
 		       i.write_zeroes_max_bytes, i.provision_max_bytes, i.zero_policy,
-		       i.punch_policy, i.prealloc_policy);
+		       i.punch_policy, i.prealloc_policy, i.rotational ? "true" : "false",
+		       i.deferred_max, i.deferred_new_max);
 	else
 		printf("uuid            %s\nformat version  %u\nI/O engine      %s (%s I/O, "
 		       "queue depth %u)\ndevice          %s, %" PRIu64 " bytes, logical block %u, "
 		       "%s cache\nunits           allocation %u, checksum block %u (crc32c), "
 		       "inline up to %u\ndata starts at  %" PRIu64 "\ndiscard max     %" PRIu64
 		       "\nwrite-zeroes    %" PRIu64 "\nprovision max   %" PRIu64 "\nspace policy    "
-		       "zero %s, punch %s, preallocation %s\n", i.uuid, i.format_version, i.io_engine,
+		       "zero %s, punch %s, preallocation %s\ndeferred writes overwrites up to %u B, new "
+		       "data up to %u B (0: off; %s device)\n", i.uuid, i.format_version, i.io_engine,
 		       i.direct_io ? "direct" : "buffered", i.queue_depth,
 		       i.is_block_device ? "block device" : "regular file", i.device_size,
 		       i.logical_block_size, i.write_cache ? "write-back" : "write-through",
 		       i.min_alloc_size, i.csum_block_size, i.inline_max, i.data_start,
 		       i.discard_max_bytes, i.write_zeroes_max_bytes, i.provision_max_bytes,
-		       i.zero_policy, i.punch_policy, i.prealloc_policy);
+		       i.zero_policy, i.punch_policy, i.prealloc_policy, i.deferred_max,
+		       i.deferred_new_max, i.rotational ? "rotational" : "non-rotational");
 	return close_store(c, argv[optind], st);
 }
 
@@ -653,14 +661,9 @@ static int cmd_dump(const struct cmd *c, int argc, char **argv)
 	time_t t;
 	int ret;
 
-	ret = parse_json_only(c, argc, argv, &json);
-	if (!ret)
-		ret = want_args(c, argc, argv, 2, 2);
+	ret = open_report(c, argc, argv, &json, &st);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = open_store_ro(c, argv, &st);
-	if (ret)
-		return ret;
 	i.struct_size = sizeof(i);
 	r.struct_size = sizeof(r);
 	ret = rawstore_get_info(st, &i);
