@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -309,4 +310,59 @@ int kt_dmesg_count(const char *ere)
 	pclose(f);
 	regfree(&re);
 	return n;
+}
+
+struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len)
+{
+	struct kt_extents e = { 0 };
+	enum { N = 64 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t pos = off, end = off + len;
+	bool last = false;
+
+	if (!fm)
+		kt_fatal("out of memory");
+	while (pos < end && !last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = pos;
+		fm->fm_length = end - pos;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm))
+			kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
+		if (!fm->fm_mapped_extents)
+			break;
+		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
+			struct fiemap_extent *x = &fm->fm_extents[i];
+			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
+			uint64_t t = x->fe_logical + x->fe_length < end ? x->fe_logical + x->fe_length
+									 : end;
+
+			if (t > s) {
+				e.count++;
+				e.mapped += t - s;
+				if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+					e.unwritten++;
+					e.unwritten_bytes += t - s;
+				}
+			}
+			pos = x->fe_logical + x->fe_length;
+			if (x->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+		}
+	}
+	free(fm);
+	return e;
+}
+
+void kt_expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, const char *what)
+{
+	struct kt_extents e = kt_fiemap(fd, off, len);
+
+	kt_check(e.mapped == len && (unwritten ? e.unwritten_bytes == len : e.unwritten == 0),
+		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu bytes)"
+		 ", want all %s",
+		 what, (unsigned long long)off, (unsigned long long)len, e.count,
+		 (unsigned long long)e.mapped, e.unwritten, (unsigned long long)e.unwritten_bytes,
+		 unwritten ? "unwritten" : "written");
 }

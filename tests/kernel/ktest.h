@@ -84,4 +84,15 @@ int kt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a whole small file into buf (NUL-terminated); returns length or -errno. */
 long kt_read_file(const char *path, char *buf, size_t size);
 
+/* The extents of a file within a range, from FIEMAP. */
+struct kt_extents {
+	unsigned int count, unwritten;
+	uint64_t mapped, unwritten_bytes;	/* bytes inside the range */
+};
+/* Summarize the extents of fd within [off, off + len) (FIEMAP_FLAG_SYNC:
+ * synced first); kt_fatal() if FIEMAP fails. */
+struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len);
+/* Check that FIEMAP maps all of [off, +len), all unwritten or all written. */
+void kt_expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, const char *what);
+
 #endif /* KTEST_H */

@@ -348,69 +348,6 @@ static const struct ids rawio_user = { "rsuser, not in rsstale, holding only CAP
 static const struct ids root_norawio = { "root, no supplementary groups, without CAP_SYS_RAWIO",
 					 0, 0, 0, { 0 }, CAPS_ALL_BUT_RAWIO };
 
-/* ---- FIEMAP ---- */
-
-struct extents {
-	unsigned int count, unwritten;
-	uint64_t mapped, unwritten_bytes;
-};
-
-/* Summarize the extents of fd within [off, off + len) (synced first). */
-static struct extents fiemap_range(int fd, uint64_t off, uint64_t len)
-{
-	struct extents e = { 0 };
-	enum { N = 64 };
-	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
-	uint64_t pos = off, end = off + len;
-	bool last = false;
-
-	if (!fm)
-		kt_fatal("out of memory");
-	while (pos < end && !last) {
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = pos;
-		fm->fm_length = end - pos;
-		fm->fm_flags = FIEMAP_FLAG_SYNC;
-		fm->fm_extent_count = N;
-		if (ioctl(fd, FS_IOC_FIEMAP, fm))
-			kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
-		if (!fm->fm_mapped_extents)
-			break;
-		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
-			struct fiemap_extent *x = &fm->fm_extents[i];
-			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
-			uint64_t t = x->fe_logical + x->fe_length < end ? x->fe_logical + x->fe_length
-									 : end;
-
-			if (t > s) {
-				e.count++;
-				e.mapped += t - s;
-				if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
-					e.unwritten++;
-					e.unwritten_bytes += t - s;
-				}
-			}
-			pos = x->fe_logical + x->fe_length;
-			if (x->fe_flags & FIEMAP_EXTENT_LAST)
-				last = true;
-		}
-	}
-	free(fm);
-	return e;
-}
-
-static void expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, const char *what)
-{
-	struct extents e = fiemap_range(fd, off, len);
-
-	kt_check(e.mapped == len && (unwritten ? e.unwritten_bytes == len : e.unwritten == 0),
-		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu bytes)"
-		 ", want all %s",
-		 what, (unsigned long long)off, (unsigned long long)len, e.count,
-		 (unsigned long long)e.mapped, e.unwritten, (unsigned long long)e.unwritten_bytes,
-		 unwritten ? "unwritten" : "written");
-}
-
 /* ---- gate ---- */
 
 static void test_gate(void)
@@ -907,7 +844,7 @@ static void variant_basic(const char *what)
 	kt_expect_eq(kt_fallocate(fd, NHS, 0, 4 * MiB), 0, "%s: NO_HIDE_STALE 4 MiB", what);
 	kt_check(kt_verify(fd, 64 * KiB, 8 * KiB, 27) == UINT64_MAX, "%s: written data kept",
 		 what);
-	expect_extents(fd, 0, 4 * MiB, false, what);
+	kt_expect_extents(fd, 0, 4 * MiB, false, what);
 	kt_expect_eq(kt_fallocate(fd, NHS, 4 * MiB + 1000, 3000), 0,
 		     "%s: NO_HIDE_STALE of an unaligned [4 MiB + 1000, +3000)", what);
 	st = fstat_or_die(fd);
@@ -922,7 +859,7 @@ static void test_variants(void)
 {
 	struct statfs sf;
 	struct stat st;
-	struct extents e;
+	struct kt_extents e;
 	uint64_t want;
 	int fd, rc;
 
@@ -946,14 +883,14 @@ static void test_variants(void)
 		     (unsigned long long)(want / MiB),
 		     (unsigned long long)(sf.f_bavail * sf.f_bsize / MiB));
 	st = fstat_or_die(fd);
-	e = fiemap_range(fd, 0, want);
+	e = kt_fiemap(fd, 0, want);
 	kt_note("after ENOSPC: size %lld, %lld bytes allocated, %llu mapped in the range",
 		(long long)st.st_size, (long long)st.st_blocks * 512, (unsigned long long)e.mapped);
 	kt_check(st.st_size > 0 && (uint64_t)st.st_size < want,
 		 "size covers part of the range (%lld of %llu)", (long long)st.st_size,
 		 (unsigned long long)want);
 	kt_check(e.unwritten == 0, "every allocated extent is written (%u unwritten)", e.unwritten);
-	kt_check(fiemap_range(fd, (uint64_t)st.st_size, want - (uint64_t)st.st_size).mapped == 0,
+	kt_check(kt_fiemap(fd, (uint64_t)st.st_size, want - (uint64_t)st.st_size).mapped == 0,
 		 "no block is mapped past i_size");
 	close(fd);
 	umount_or_die();
@@ -982,7 +919,7 @@ static void test_journal(void)
 		 kt_verify(fd, 384 * KiB, 640 * KiB, 24) == UINT64_MAX &&
 		 kt_verify(fd, 3 * MiB, 64 * KiB, 26) == UINT64_MAX,
 		 "data=journal: the data is kept (buffered read)");
-	expect_extents(fd, 0, 4 * MiB, false, "data=journal");
+	kt_expect_extents(fd, 0, 4 * MiB, false, "data=journal");
 	close(fd);
 	umount_or_die();
 	mount_or_die("ext4", "data=journal");
@@ -994,7 +931,7 @@ static void test_journal(void)
 		 kt_verify(fd, 384 * KiB, 640 * KiB, 24) == UINT64_MAX &&
 		 kt_verify(fd, 3 * MiB, 64 * KiB, 26) == UINT64_MAX,
 		 "data=journal: the data survived umount and mount");
-	expect_extents(fd, 0, 4 * MiB, false, "data=journal after umount and mount");
+	kt_expect_extents(fd, 0, 4 * MiB, false, "data=journal after umount and mount");
 	close(fd);
 	umount_or_die();
 	kt_check(kt_sh("e2fsck -fn %s > /tmp/nhs-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
@@ -1024,17 +961,17 @@ static void test_fiemap(void)
 	kt_check(before - after >= 2048 && before - after <= 2048 + 16,
 		 "free blocks dropped by %llu (2048 data blocks + extent tree)",
 		 (unsigned long long)(before - after));
-	expect_extents(a, 0, 8 * MiB, false, "after NO_HIDE_STALE");
+	kt_expect_extents(a, 0, 8 * MiB, false, "after NO_HIDE_STALE");
 
 	b = create_file("b", 0);
 	kt_expect_eq(kt_fallocate(b, 0, 0, 8 * MiB), 0, "plain fallocate 8 MiB");
-	expect_extents(b, 0, 8 * MiB, true, "after plain fallocate");
+	kt_expect_extents(b, 0, 8 * MiB, true, "after plain fallocate");
 	st = fstat_or_die(b);
 	kt_expect_eq(kt_fallocate(b, NHS, 2 * MiB, 4 * MiB), 0,
 		     "NO_HIDE_STALE over [2, 6) MiB of the unwritten extents");
-	expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range");
-	expect_extents(b, 0, 2 * MiB, true, "below the converted range");
-	expect_extents(b, 6 * MiB, 2 * MiB, true, "above the converted range");
+	kt_expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range");
+	kt_expect_extents(b, 0, 2 * MiB, true, "below the converted range");
+	kt_expect_extents(b, 6 * MiB, 2 * MiB, true, "above the converted range");
 	{
 		struct stat st2 = fstat_or_die(b);
 
@@ -1051,13 +988,13 @@ static void test_fiemap(void)
 	kt_expect_eq(kt_fallocate(c, NHS, 0, 4 * MiB), 0, "NO_HIDE_STALE over holes and written data");
 	kt_check(kt_verify(c, MiB, 64 * KiB, 21) == UINT64_MAX,
 		 "the written 64 KiB inside the range kept their data");
-	expect_extents(c, 0, 4 * MiB, false, "holes + written data");
+	kt_expect_extents(c, 0, 4 * MiB, false, "holes + written data");
 	kt_expect_eq(kt_fallocate(c, NHS, 4 * MiB + 1000, 5000), 0,
 		     "NO_HIDE_STALE of an unaligned [4 MiB + 1000, +5000)");
 	st = fstat_or_die(c);
 	kt_check(st.st_size == (off_t)(4 * MiB + 6000), "size is the unaligned end (%lld)",
 		 (long long)st.st_size);
-	expect_extents(c, 4 * MiB, 8192, false, "the two blocks the unaligned range touches");
+	kt_expect_extents(c, 4 * MiB, 8192, false, "the two blocks the unaligned range touches");
 	close(a);
 	close(b);
 	close(c);
@@ -1073,7 +1010,7 @@ static void test_fiemap(void)
 	c = open_direct("d");
 	kt_check(kt_verify(c, 512 * KiB, 64 * KiB, 22) == UINT64_MAX,
 		 "the dirty data reached the disk (O_DIRECT read)");
-	expect_extents(c, 0, 2 * MiB, false, "range with dirty data");
+	kt_expect_extents(c, 0, 2 * MiB, false, "range with dirty data");
 	close(c);
 
 	kt_expect_eq(remount("commit=20"), 0, "remount");
@@ -1083,9 +1020,9 @@ static void test_fiemap(void)
 	b = open(path_in("b"), O_RDONLY);
 	if (a < 0 || b < 0)
 		kt_fatal("reopen after mount: %s", strerror(errno));
-	expect_extents(a, 0, 8 * MiB, false, "after umount and mount (without the option)");
-	expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range after umount and mount");
-	expect_extents(b, 0, 2 * MiB, true, "unwritten part after umount and mount");
+	kt_expect_extents(a, 0, 8 * MiB, false, "after umount and mount (without the option)");
+	kt_expect_extents(b, 2 * MiB, 4 * MiB, false, "converted range after umount and mount");
+	kt_expect_extents(b, 0, 2 * MiB, true, "unwritten part after umount and mount");
 	st = fstat_or_die(a);
 	kt_check(st.st_size == (off_t)(8 * MiB) && st.st_blocks * 512 == (off_t)(8 * MiB),
 		 "size and i_blocks survived (%lld, %lld bytes)", (long long)st.st_size,
@@ -1417,7 +1354,7 @@ static void test_jbd2(void)
 	kt_check(plain >= writes, "first writes into a plain preallocation committed %lld "
 		 "transactions (want at least one per write: %u)", plain, writes);
 	fd = open(path_in("nhs"), O_RDONLY);
-	expect_extents(fd, 0, 4 * MiB, false, "NO_HIDE_STALE file after the writes");
+	kt_expect_extents(fd, 0, 4 * MiB, false, "NO_HIDE_STALE file after the writes");
 	close(fd);
 	umount_or_die();
 }
@@ -1826,7 +1763,7 @@ static void test_concurrent(void)
 	kt_expect_eq(kt_fallocate(fd, NHS, 0, len), 0, "a last NO_HIDE_STALE after the writers");
 	kt_expect_range(fd, mw.off, mw.len, mw.last, "the mmap part holds the last round");
 	kt_expect_range(dfd, aw.off, 512 * KiB, aw.last, "the AIO part holds the last round");
-	expect_extents(fd, 0, len, false, "after the concurrent writers");
+	kt_expect_extents(fd, 0, len, false, "after the concurrent writers");
 	munmap(mw.map, mw.len);
 	close(dfd);
 	close(fd);

@@ -140,70 +140,6 @@ static void probe_vfs(const char *blkdev)
 			 kt_errname(rc));
 }
 
-/* ---- FIEMAP ---- */
-
-struct extents {
-	unsigned int count, unwritten;
-	uint64_t mapped, unwritten_bytes;
-};
-
-static struct extents fiemap_range(int fd, uint64_t off, uint64_t len)
-{
-	struct extents e = {0};
-	enum { N = 64 };
-	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
-	uint64_t pos = off, end = off + len;
-	bool last = false;
-
-	if (!fm)
-		kt_fatal("out of memory");
-	while (pos < end && !last) {
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = pos;
-		fm->fm_length = end - pos;
-		fm->fm_flags = FIEMAP_FLAG_SYNC;
-		fm->fm_extent_count = N;
-		if (ioctl(fd, FS_IOC_FIEMAP, fm))
-			kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
-		if (!fm->fm_mapped_extents)
-			break;
-		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
-			struct fiemap_extent *x = &fm->fm_extents[i];
-			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
-			uint64_t t = x->fe_logical + x->fe_length < end
-					     ? x->fe_logical + x->fe_length
-					     : end;
-
-			if (t > s) {
-				e.count++;
-				e.mapped += t - s;
-				if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
-					e.unwritten++;
-					e.unwritten_bytes += t - s;
-				}
-			}
-			pos = x->fe_logical + x->fe_length;
-			if (x->fe_flags & FIEMAP_EXTENT_LAST)
-				last = true;
-		}
-	}
-	free(fm);
-	return e;
-}
-
-static void expect_extents(int fd, uint64_t off, uint64_t len, bool unwritten, const char *what)
-{
-	struct extents e = fiemap_range(fd, off, len);
-
-	kt_check(e.mapped == len && (unwritten ? e.unwritten_bytes == len : e.unwritten == 0),
-		 "%s: FIEMAP of [%llu, +%llu): %u extents mapping %llu bytes, %u unwritten (%llu "
-		 "bytes)"
-		 ", want all %s",
-		 what, (unsigned long long)off, (unsigned long long)len, e.count,
-		 (unsigned long long)e.mapped, e.unwritten, (unsigned long long)e.unwritten_bytes,
-		 unwritten ? "unwritten" : "written");
-}
-
 /*
  * The first offset in [off, off + len) where an O_DIRECT read of fd differs from
  * seed's pattern (0: zeros), reading whole aligned blocks; UINT64_MAX if none.
@@ -305,7 +241,7 @@ static void test_ext4(void)
 	kt_check(st.st_size == (off_t)(16 * MiB), "size is 16 MiB (%lld)", (long long)st.st_size);
 	kt_check(st.st_blocks * 512 == (off_t)(16 * MiB), "i_blocks covers exactly 16 MiB (%lld)",
 		 (long long)st.st_blocks * 512);
-	expect_extents(fd, 0, 16 * MiB, false, "after WRITE_ZEROES");
+	kt_expect_extents(fd, 0, 16 * MiB, false, "after WRITE_ZEROES");
 	close(fd);
 	expect_both("w", 0, 16 * MiB, 0,
 		    "WRITE_ZEROES range over a deleted file's blocks reads zeros");
@@ -317,7 +253,7 @@ static void test_ext4(void)
 	kt_fill(fd, 2 * MiB, 256 * KiB, 22); /* dirty, not written back */
 	kt_expect_eq(kt_fallocate(fd, WZ, MiB, 2 * MiB), 0,
 		     "WRITE_ZEROES over [1, 3) MiB of written and dirty data");
-	expect_extents(fd, 0, 4 * MiB, false, "written file after WRITE_ZEROES");
+	kt_expect_extents(fd, 0, 4 * MiB, false, "written file after WRITE_ZEROES");
 	st = fstat_or_die(fd);
 	kt_check(st.st_size == (off_t)(4 * MiB), "size kept at 4 MiB (%lld)",
 		 (long long)st.st_size);
@@ -329,12 +265,12 @@ static void test_ext4(void)
 	/* Unwritten extents (cached as zeros) and a hole become written zeros. */
 	fd = create_file("u");
 	kt_expect_eq(kt_fallocate(fd, 0, 0, 4 * MiB), 0, "plain fallocate 4 MiB");
-	expect_extents(fd, 0, 4 * MiB, true, "plain fallocate");
+	kt_expect_extents(fd, 0, 4 * MiB, true, "plain fallocate");
 	kt_check(kt_verify(fd, 0, 4 * MiB, 0) == UINT64_MAX,
 		 "unwritten extents read zeros (cached)");
 	kt_expect_eq(kt_fallocate(fd, WZ, 0, 8 * MiB), 0,
 		     "WRITE_ZEROES over 4 MiB unwritten + 4 MiB beyond the end");
-	expect_extents(fd, 0, 8 * MiB, false, "unwritten + hole after WRITE_ZEROES");
+	kt_expect_extents(fd, 0, 8 * MiB, false, "unwritten + hole after WRITE_ZEROES");
 	st = fstat_or_die(fd);
 	kt_check(st.st_size == (off_t)(8 * MiB), "size grew to 8 MiB (%lld)",
 		 (long long)st.st_size);
@@ -387,7 +323,7 @@ static void test_ext4(void)
 	fd = open(path_in("w"), O_RDONLY);
 	if (fd < 0)
 		kt_fatal("reopen: %s", strerror(errno));
-	expect_extents(fd, 0, 16 * MiB, false, "after umount and mount");
+	kt_expect_extents(fd, 0, 16 * MiB, false, "after umount and mount");
 	close(fd);
 	expect_both("w", 0, 16 * MiB, 0, "after umount and mount");
 	expect_both("d", MiB, 2 * MiB, 0, "zeroed data after umount and mount");
@@ -425,7 +361,7 @@ static void variant(const char *what, const char *mkfs_extra)
 	st = fstat_or_die(fd);
 	kt_check(st.st_size == (off_t)(4 * MiB + 64 * KiB), "%s: size kept (%lld)", what,
 		 (long long)st.st_size);
-	expect_extents(fd, 0, 4 * MiB + 64 * KiB, false, what);
+	kt_expect_extents(fd, 0, 4 * MiB + 64 * KiB, false, what);
 	kt_expect_eq(kt_fallocate(fd, WZ, 5 * MiB + 1000, 3000), 0,
 		     "%s: WRITE_ZEROES of an unaligned [5 MiB + 1000, +3000)", what);
 	close(fd);
@@ -516,7 +452,7 @@ static void test_jbd2(void)
 		 "transactions (want at least one per write: %u)",
 		 plain, writes);
 	fd = open(path_in("wz"), O_RDONLY);
-	expect_extents(fd, 0, 4 * MiB, false, "WRITE_ZEROES file after the writes");
+	kt_expect_extents(fd, 0, 4 * MiB, false, "WRITE_ZEROES file after the writes");
 	kt_check(kt_verify(fd, BS, 3 * BS, 0) == UINT64_MAX &&
 			 kt_verify(fd, 61 * 4 * BS + BS, 3 * BS, 0) == UINT64_MAX,
 		 "blocks between the writes still read zeros");
