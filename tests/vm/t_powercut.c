@@ -180,6 +180,8 @@ static int mark(const char *lw, uint64_t i)
 static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, const char *lw)
 {
 	struct rawstore_mkfs_opts mo;
+	struct rawstore_info info;
+	struct rawstore_perf pf;
 	struct rawstore *st;
 	struct rawstore_txn *t;
 	struct model m;
@@ -220,6 +222,16 @@ static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, con
 		}
 	}
 	rawstore_txn_free(t);
+	/* What the cuts can hit: deferred new data and overwrites through the
+	 * WAL (the guest's virtio disks report themselves rotational, so
+	 * deferred_new_max is on) and data written in place. */
+	info.struct_size = sizeof(info);
+	pf.struct_size = sizeof(pf);
+	if (!rawstore_get_info(st, &info) && !rawstore_perf_get(st, &pf))
+		printf("DEFERRED new_max %u new_bytes %llu overwrite_bytes %llu other_bytes %llu\n",
+		       info.deferred_new_max, (unsigned long long)pf.deferred_new_bytes,
+		       (unsigned long long)(pf.deferred_bytes - pf.deferred_new_bytes),
+		       (unsigned long long)(pf.dev_write_bytes - pf.deferred_bytes));
 	ret = rawstore_close(st);
 	if (ret)
 		kt_fatal("close: %d", ret);

@@ -131,6 +131,17 @@ pc_workload() { # the logged workload; 0 when it ran to its last ack
 		return 1
 	fi
 	kt_result powercut/workload PASS
+	# The cuts hit all three write paths: new data deferred through the WAL
+	# (deferred_new_max is on: the disks report themselves rotational),
+	# deferred overwrites, and data written in place (device bytes beyond the
+	# deferred ones).
+	set -- $(sed -n 's/^DEFERRED new_max \([0-9]*\) new_bytes \([0-9]*\) overwrite_bytes \([0-9]*\) other_bytes \([0-9]*\)$/\1 \2 \3 \4/p' "$log")
+	if [ $# = 4 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -gt 0 ]; then
+		kt_result powercut/write-paths PASS
+	else
+		kt_result powercut/write-paths FAIL \
+			"want deferred new data, deferred overwrites and direct writes: $(grep '^DEFERRED' "$log")"
+	fi
 }
 
 pc_main() {
