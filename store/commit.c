@@ -175,7 +175,12 @@ static void *sync_main(void *arg)
 		if (!p->err && p->durable < p->written && !held) {
 			w = p->written;
 			pthread_mutex_unlock(&st->qlock);
-			ret = meta_sync_wal(st->meta, msg, sizeof(msg));
+			if (rs_fail_check(RS_FAIL_SYNC)) {
+				ret = -EIO;
+				snprintf(msg, sizeof(msg), "RocksDB WAL sync: injected failure");
+			} else {
+				ret = meta_sync_wal(st->meta, msg, sizeof(msg));
+			}
 			PERF_ADD(st, db_syncs, 1);
 			pthread_mutex_lock(&st->qlock);
 			if (ret) {
@@ -392,9 +397,11 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 {
 	unsigned int i;
 
-	rs_err(st, err, "%s; store stopped", msg);
-	if (!st->failed)
-		store_stop(st, err);
+	if (g->wrote) {
+		rs_err(st, err, "%s; store stopped", msg);
+		if (!st->failed)
+			store_stop(st, err);
+	}
 	space_hold_free(&g->hold);
 	for (i = 0; i < g->n; i++)
 		if (!g->ts[i]->result)

@@ -55,7 +55,8 @@ enum rs_fail {
 	RS_FAIL_GROUP_APPEND = 1,	/* appending a txn's allocations or frees to
 					 * its commit group: -ENOMEM */
 	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
-	RS_FAIL_MAX = 3,
+	RS_FAIL_SYNC = 3,		/* the sync thread's WAL sync: -EIO */
+	RS_FAIL_MAX = 4,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
