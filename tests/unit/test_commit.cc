@@ -528,6 +528,47 @@ TEST_F(CommitTest, JobWaitsForUnsyncedGroups)
 }
 
 /*
+ * Space freed by a group still being synced is not lost to the next one:
+ * an allocation that finds no space waits for the groups in flight to
+ * release their frees and tries again (instead of -ENOSPC).
+ */
+TEST_F(CommitTest, AllocationWaitsForUnsyncedFrees)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	uint64_t size = Statfs().free * 3 / 4 / 65536 * 65536;
+	const std::string a = pattern(size, 1), b = pattern(size, 2);
+	ASSERT_EQ(Write("c", "a", 0, a), 0);
+	ASSERT_LT(Statfs().free, size); /* b fits only where a was */
+	rs_debug_hold_sync(1);
+	uint64_t w0 = rs_debug_batches_written(st);
+	std::atomic<int> done{ 0 }, result{ 1 };
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "a", 1);
+	ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &done), 0);
+	ASSERT_TRUE(WaitWritten(st, w0 + 1));
+	/* a's group is written, not synced: b's allocation has to wait */
+	t = T();
+	rawstore_txn_write(t, "c", "b", 1, 0, b.data(), b.size());
+	ASSERT_EQ(rawstore_submit_async(st, t,
+					[](struct rawstore_txn *tt, int r, void *arg) {
+						*static_cast<std::atomic<int> *>(arg) = r;
+						rawstore_txn_free(tt);
+					},
+					&result),
+		  0);
+	usleep(100000);
+	EXPECT_EQ(done.load(), 0);
+	EXPECT_EQ(result.load(), 1) << "b completed while a's frees were held";
+	rs_debug_hold_sync(0);
+	for (int i = 0; i < 10000 && (done.load() < 1 || result.load() == 1); i++)
+		usleep(1000);
+	EXPECT_EQ(done.load(), 1);
+	EXPECT_EQ(result.load(), 0) << "no space although a's group freed it";
+	EXPECT_TRUE(Read("c", "b", 0, size) == b);
+	ExpectClean();
+}
+
+/*
  * A power cut that loses the WAL tail written since the last sync: the
  * groups in flight vanish, and what they freed still belongs to the old
  * objects, unharmed, because no later group wrote there.  A child writes
