@@ -45,6 +45,8 @@ struct rs_pipe {
 					 * is in a batch in flight */
 	/* Under st->qlock. */
 	uint64_t written, durable;	/* batches written / durable */
+	uint64_t want;			/* the sync thread syncs while durable < want */
+	bool syncing;			/* a thread syncs the WAL */
 	int err;			/* a WAL sync failed */
 	char msg[256];
 	bool stop;
@@ -155,47 +157,100 @@ bool commit_on_thread(struct rawstore *st)
 	return pthread_equal(pthread_self(), st->worker);
 }
 
+static bool sync_is_held(void)
+{
+	return __atomic_load_n(&sync_held, __ATOMIC_ACQUIRE);
+}
+
+/* May this thread sync the WAL now?  (Call with qlock.) */
+static bool can_sync(struct rs_pipe *p)
+{
+	return !p->syncing && !p->err && p->durable < p->written && !sync_is_held();
+}
+
 /*
- * The sync thread: sync the WAL whenever batches were written since the
- * last sync, then mark every batch written before the sync began durable.
- * RocksDB syncs all that was written, so one sync serves many groups.
+ * Sync the WAL (call with qlock, can_sync() true; drops it meanwhile) and
+ * mark every batch written before the sync began durable.  RocksDB syncs
+ * all that was written, so one sync serves many groups.  The commit thread
+ * syncs itself when it would only wait; the sync thread when the commit
+ * thread goes on with the next group (p->want).
  */
+static void sync_locked(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+	char msg[sizeof(p->msg)];
+	uint64_t w = p->written;
+	int ret;
+
+	p->syncing = true;
+	pthread_mutex_unlock(&st->qlock);
+	if (rs_fail_check(RS_FAIL_SYNC)) {
+		ret = -EIO;
+		snprintf(msg, sizeof(msg), "RocksDB WAL sync: injected failure");
+	} else {
+		ret = meta_sync_wal(st->meta, msg, sizeof(msg));
+	}
+	PERF_ADD(st, db_syncs, 1);
+	pthread_mutex_lock(&st->qlock);
+	p->syncing = false;
+	if (ret) {
+		p->err = ret;
+		memcpy(p->msg, msg, sizeof(msg));
+	} else {
+		p->durable = w;
+	}
+	/* The commit thread is the only one waiting on qcond. */
+	pthread_cond_broadcast(&st->qcond);
+	pthread_cond_signal(&p->cond);
+}
+
+/*
+ * Commit thread, waiting for a batch to be durable or for work (call with
+ * qlock): sync here if nobody does, else leave it to the sync thread
+ * (held by the test hook, or syncing already) and wait.
+ */
+static void sync_or_wait(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+
+	if (can_sync(p)) {
+		sync_locked(st);
+		return;
+	}
+	if (p->want < p->written) {
+		p->want = p->written;
+		pthread_cond_signal(&p->cond);
+	}
+	pthread_cond_wait(&st->qcond, &st->qlock);
+}
+
+/* Commit thread: have the sync thread sync what was written so far. */
+static void sync_kick(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+
+	pthread_mutex_lock(&st->qlock);
+	if (p->want < p->written) {
+		p->want = p->written;
+		pthread_cond_signal(&p->cond);
+	}
+	pthread_mutex_unlock(&st->qlock);
+}
+
 static void *sync_main(void *arg)
 {
 	struct rawstore *st = arg;
 	struct rs_pipe *p = st->pipe;
-	char msg[sizeof(p->msg)];
-	uint64_t w;
-	int ret;
 
 	pthread_mutex_lock(&st->qlock);
 	for (;;) {
-		bool held = __atomic_load_n(&sync_held, __ATOMIC_ACQUIRE);
-
-		if (!p->err && p->durable < p->written && !held) {
-			w = p->written;
-			pthread_mutex_unlock(&st->qlock);
-			if (rs_fail_check(RS_FAIL_SYNC)) {
-				ret = -EIO;
-				snprintf(msg, sizeof(msg), "RocksDB WAL sync: injected failure");
-			} else {
-				ret = meta_sync_wal(st->meta, msg, sizeof(msg));
-			}
-			PERF_ADD(st, db_syncs, 1);
-			pthread_mutex_lock(&st->qlock);
-			if (ret) {
-				p->err = ret;
-				memcpy(p->msg, msg, sizeof(msg));
-			} else {
-				p->durable = w;
-			}
-			/* The commit thread is the only one waiting on qcond. */
-			pthread_cond_broadcast(&st->qcond);
+		if (p->durable < p->want && can_sync(p)) {
+			sync_locked(st);
 			continue;
 		}
 		if (p->stop)
 			break;
-		if (held) {
+		if (sync_is_held()) {
 			/* Test hook: look again soon. */
 			struct timespec ts;
 
@@ -426,8 +481,9 @@ static void pipe_reap(struct rawstore *st, unsigned int keep)
 		int err;
 
 		pthread_mutex_lock(&st->qlock);
-		while (p->count > keep && g->seq > p->durable && !p->err)
-			pthread_cond_wait(&st->qcond, &st->qlock);
+		while (p->count > keep && g->seq > p->durable && !p->err) {
+			sync_or_wait(st);
+		}
 		durable = p->durable;
 		err = p->err;
 		memcpy(msg, p->msg, sizeof(msg));
@@ -452,8 +508,9 @@ static bool pipe_wait(struct rawstore *st, uint64_t seq)
 	bool ok;
 
 	pthread_mutex_lock(&st->qlock);
-	while (p->durable < seq && !p->err)
-		pthread_cond_wait(&st->qcond, &st->qlock);
+	while (p->durable < seq && !p->err) {
+		sync_or_wait(st);
+	}
 	ok = p->durable >= seq;
 	pthread_mutex_unlock(&st->qlock);
 	return ok;
@@ -656,7 +713,6 @@ again:
 			rs_crash_check(st, RS_CRASH_BEFORE_SYNC);
 			pthread_mutex_lock(&st->qlock);
 			pg->seq = ++p->written;
-			pthread_cond_signal(&p->cond);
 			pthread_mutex_unlock(&st->qlock);
 			/*
 			 * Deferred writes go to the device only once their
@@ -720,16 +776,22 @@ static void *worker_main(void *arg)
 	struct rawstore *st = arg;
 	struct rs_pipe *p = st->pipe;
 	struct pipe_group *pg;
+	bool more;
 
 	for (;;) {
 		/* Complete what is durable; room for the next group. */
 		pipe_reap(st, PIPE_DEPTH);
 		pthread_mutex_lock(&st->qlock);
-		while (!st->qhead && !pipe_reapable(p) && !(st->stopping && !p->count))
-			pthread_cond_wait(&st->qcond, &st->qlock);
-		if (!st->qhead) {
+		while (!st->qhead && !pipe_reapable(p) && !(st->stopping && !p->count)) {
+			/* Nothing else to do: sync here (no hand-off). */
+			sync_or_wait(st);
+		}
+		/* Complete what became durable first: its submitters may
+		 * have more for the next group. */
+		if (pipe_reapable(p) || !st->qhead) {
+			more = st->qhead || p->count;
 			pthread_mutex_unlock(&st->qlock);
-			if (p->count)
+			if (more)
 				continue;
 			break;
 		}
@@ -744,6 +806,9 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&st->qlock);
+		/* Batches written before: the sync thread syncs them while
+		 * this group is applied. */
+		sync_kick(st);
 		pg = pipe_next(p);
 		pg->wrote = false;
 		commit_group(st, pg);

@@ -70,6 +70,13 @@ protected:
 		rs_debug_hold_sync(0);
 		StoreTest::TearDown();
 	}
+	/* Small groups (max_group 2): the test's transactions, submitted
+	 * one after another, commit in groups of their own. */
+	void Pipelined()
+	{
+		oo.max_group = 2;
+		Reopen();
+	}
 	/* Submit @ts asynchronously as one commit group; wait for all. */
 	void OneGroup(std::vector<struct rawstore_txn *> ts, Done &d)
 	{
@@ -452,6 +459,7 @@ static bool WaitWritten(struct rawstore *st, uint64_t n)
  */
 TEST_F(CommitTest, UnsyncedGroupHoldsFreesAndCallbacks)
 {
+	Pipelined();
 	ASSERT_EQ(MkColl("c"), 0);
 	const std::string a = pattern(65536, 1), b = pattern(65536, 2), c = pattern(65536, 3);
 	ASSERT_EQ(Write("c", "a", 0, a), 0);
@@ -534,6 +542,7 @@ TEST_F(CommitTest, JobWaitsForUnsyncedGroups)
  */
 TEST_F(CommitTest, AllocationWaitsForUnsyncedFrees)
 {
+	Pipelined();
 	ASSERT_EQ(MkColl("c"), 0);
 	uint64_t size = Statfs().free * 3 / 4 / 65536 * 65536;
 	const std::string a = pattern(size, 1), b = pattern(size, 2);
@@ -578,6 +587,7 @@ TEST_F(CommitTest, AllocationWaitsForUnsyncedFrees)
  */
 TEST_F(CommitTest, CrashLosingUnsyncedGroupsLeavesFreedDataIntact)
 {
+	Pipelined();
 	ASSERT_EQ(MkColl("c"), 0);
 	const std::string a = pattern(65536, 1), b = pattern(65536, 2);
 	ASSERT_EQ(Write("c", "a", 0, a), 0);
