@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * commit.c: the commit thread.  A group of queued transactions is applied
- * into st->wb (each behind a save point, so a failed one vanishes), the
- * device is flushed once for the group's new data, the batch commits
- * synced under the write lock (frees become reusable there), deferred
- * overwrites are applied, and the callbacks run.
+ * commit.c: the commit thread and the sync thread.  A group of queued
+ * transactions is applied into st->wb (each behind a save point, so a
+ * failed one vanishes), the device is flushed once for the group's new
+ * data, and the batch is written to RocksDB, not synced, under the write
+ * lock.  The sync thread makes written batches durable (one WAL sync for
+ * all of them) while the commit thread goes on with the next group; once
+ * a group is durable, the commit thread releases its frees (reusable only
+ * now) and runs its callbacks.  A group with deferred writes waits for its
+ * sync before they are applied, under the write lock, as before.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commit.h"
@@ -18,33 +23,130 @@
 #include "space.h"
 #include "util.h"
 
+/* Groups written and not yet durable, beyond the one being applied. */
+#define PIPE_DEPTH 2
+#define PIPE_SLOTS (PIPE_DEPTH + 1)
+
+struct pipe_group {
+	struct rawstore_txn **ts;	/* max_group entries */
+	unsigned int n, ok;
+	uint64_t seq;			/* complete once durable >= seq */
+	bool wrote;			/* its batch was written */
+	bool released;			/* its hold was released (commit_drain) */
+	size_t n_done;			/* deferred records its batch deleted */
+	struct space_hold hold;
+};
+
+struct rs_pipe {
+	/* Commit thread only. */
+	struct pipe_group g[PIPE_SLOTS];
+	unsigned int head, count;	/* in flight: g[head], g[head + 1], ... */
+	size_t done_del;		/* applied deferred records whose deletion
+					 * is in a batch in flight */
+	/* Under st->qlock. */
+	uint64_t written, durable;	/* batches written / durable */
+	uint64_t want;			/* the sync thread syncs while durable < want */
+	bool syncing;			/* a thread syncs the WAL */
+	int err;			/* a WAL sync failed */
+	char msg[256];
+	bool stop;
+	pthread_cond_t cond;		/* wakes the sync thread */
+	pthread_t thread;
+};
+
 static void *worker_main(void *arg);
+static void *sync_main(void *arg);
+
+/* Test hook (debug.h): while set, the sync thread does not sync. */
+static int sync_held;
+
+void rs_debug_hold_sync(int hold)
+{
+	__atomic_store_n(&sync_held, hold, __ATOMIC_RELEASE);
+}
+
+uint64_t rs_debug_batches_written(struct rawstore *st)
+{
+	uint64_t w;
+
+	pthread_mutex_lock(&st->qlock);
+	w = st->pipe->written;
+	pthread_mutex_unlock(&st->qlock);
+	return w;
+}
+
+static void pipe_free(struct rs_pipe *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < PIPE_SLOTS; i++)
+		free(p->g[i].ts);
+	free(p);
+}
 
 int commit_start(struct rawstore *st)
 {
+	struct rs_pipe *p;
+	unsigned int i;
 	int ret = ocache_create(&st->ocache);
 
 	if (ret)
 		return ret;
+	p = calloc(1, sizeof(*p));
+	for (i = 0; p && i < PIPE_SLOTS; i++) {
+		p->g[i].ts = calloc(st->opts.max_group, sizeof(*p->g[i].ts));
+		if (!p->g[i].ts) {
+			pipe_free(p);
+			p = NULL;
+		}
+	}
+	if (!p) {
+		ret = -ENOMEM;
+		goto out_ocache;
+	}
+	st->pipe = p;
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
 	pthread_cond_init(&st->qroom, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	ret = -pthread_create(&p->thread, NULL, sync_main, st);
+	if (ret)
+		goto out_pipe;
 	ret = -pthread_create(&st->worker, NULL, worker_main, st);
-	if (ret) {
-		ocache_destroy(st->ocache);
-		st->ocache = NULL;
-	}
+	if (!ret)
+		return 0;
+	pthread_mutex_lock(&st->qlock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&st->qlock);
+	pthread_join(p->thread, NULL);
+out_pipe:
+	pipe_free(p);
+	st->pipe = NULL;
+out_ocache:
+	ocache_destroy(st->ocache);
+	st->ocache = NULL;
 	return ret;
 }
 
 void commit_stop(struct rawstore *st)
 {
+	struct rs_pipe *p = st->pipe;
+
 	pthread_mutex_lock(&st->qlock);
 	st->stopping = true;
 	pthread_cond_broadcast(&st->qcond);
 	pthread_cond_broadcast(&st->qroom);
 	pthread_mutex_unlock(&st->qlock);
+	/* The commit thread finishes the queue and waits for every sync. */
 	pthread_join(st->worker, NULL);
+	pthread_mutex_lock(&st->qlock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&st->qlock);
+	pthread_join(p->thread, NULL);
+	pipe_free(p);
+	st->pipe = NULL;
 	keyvec_free(&st->ocache_dirty);
 	ocache_destroy(st->ocache);
 	st->ocache = NULL;
@@ -53,6 +155,118 @@ void commit_stop(struct rawstore *st)
 bool commit_on_thread(struct rawstore *st)
 {
 	return pthread_equal(pthread_self(), st->worker);
+}
+
+static bool sync_is_held(void)
+{
+	return __atomic_load_n(&sync_held, __ATOMIC_ACQUIRE);
+}
+
+/* May this thread sync the WAL now?  (Call with qlock.) */
+static bool can_sync(struct rs_pipe *p)
+{
+	return !p->syncing && !p->err && p->durable < p->written && !sync_is_held();
+}
+
+/*
+ * Sync the WAL (call with qlock, can_sync() true; drops it meanwhile) and
+ * mark every batch written before the sync began durable.  RocksDB syncs
+ * all that was written, so one sync serves many groups.  The commit thread
+ * syncs itself when it would only wait; the sync thread when the commit
+ * thread goes on with the next group (p->want).
+ */
+static void sync_locked(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+	char msg[sizeof(p->msg)];
+	uint64_t w = p->written;
+	int ret;
+
+	p->syncing = true;
+	pthread_mutex_unlock(&st->qlock);
+	if (rs_fail_check(RS_FAIL_SYNC)) {
+		ret = -EIO;
+		snprintf(msg, sizeof(msg), "RocksDB WAL sync: injected failure");
+	} else {
+		ret = meta_sync_wal(st->meta, msg, sizeof(msg));
+	}
+	PERF_ADD(st, db_syncs, 1);
+	pthread_mutex_lock(&st->qlock);
+	p->syncing = false;
+	if (ret) {
+		p->err = ret;
+		memcpy(p->msg, msg, sizeof(msg));
+	} else {
+		p->durable = w;
+	}
+	/* The commit thread is the only one waiting on qcond. */
+	pthread_cond_broadcast(&st->qcond);
+	pthread_cond_signal(&p->cond);
+}
+
+/*
+ * Commit thread, waiting for a batch to be durable or for work (call with
+ * qlock): sync here if nobody does, else leave it to the sync thread
+ * (held by the test hook, or syncing already) and wait.
+ */
+static void sync_or_wait(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+
+	if (can_sync(p)) {
+		sync_locked(st);
+		return;
+	}
+	if (p->want < p->written) {
+		p->want = p->written;
+		pthread_cond_signal(&p->cond);
+	}
+	pthread_cond_wait(&st->qcond, &st->qlock);
+}
+
+/* Commit thread: have the sync thread sync what was written so far. */
+static void sync_kick(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+
+	pthread_mutex_lock(&st->qlock);
+	if (p->want < p->written) {
+		p->want = p->written;
+		pthread_cond_signal(&p->cond);
+	}
+	pthread_mutex_unlock(&st->qlock);
+}
+
+static void *sync_main(void *arg)
+{
+	struct rawstore *st = arg;
+	struct rs_pipe *p = st->pipe;
+
+	pthread_mutex_lock(&st->qlock);
+	for (;;) {
+		if (p->durable < p->want && can_sync(p)) {
+			sync_locked(st);
+			continue;
+		}
+		if (p->stop)
+			break;
+		if (sync_is_held()) {
+			/* Test hook: look again soon. */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 2000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&p->cond, &st->qlock, &ts);
+		} else {
+			pthread_cond_wait(&p->cond, &st->qlock);
+		}
+	}
+	pthread_mutex_unlock(&st->qlock);
+	return NULL;
 }
 
 /* Give back @t's room in the queue (it completes now). */
@@ -142,36 +356,6 @@ static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
 	rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
 }
 
-/* Make the group's frees and allocations effective and commit the batch. */
-static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g)
-{
-	struct rs_key k;
-	char v[8];
-	int ret;
-
-	ret = space_commit(st, &g->allocs, &g->frees);
-	if (ret)
-		return ret;
-	if (st->next_nid != st->stored_nid) {
-		key_nid(&k);
-		put_le64(v, st->next_nid);
-		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
-	}
-	if (g->d_objects || g->d_colls) {
-		char c[16];
-
-		put_le64(c, st->n_objects + (uint64_t)g->d_objects);
-		put_le64(c + 8, st->n_colls + (uint64_t)g->d_colls);
-		key_counts(&k);
-		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
-	}
-	ret = meta_commit(st->meta, st->wb);
-	PERF_ADD(st, db_syncs, 1);
-	if (!ret)
-		st->stored_nid = st->next_nid;
-	return ret;
-}
-
 /* Give back a failed transaction's allocations once its queued writes are
  * done (their errors do not matter: it failed). */
 static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
@@ -222,11 +406,173 @@ static unsigned int take_queued(struct rawstore *st, struct rawstore_txn **ts, u
 	return n;
 }
 
-static void commit_group(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
+/* ---- the groups in flight (commit thread) ---- */
+
+static struct pipe_group *pipe_at(struct rs_pipe *p, unsigned int i)
 {
+	return &p->g[(p->head + i) % PIPE_SLOTS];
+}
+
+/* The group that is applied next (a free slot: count < PIPE_SLOTS). */
+static struct pipe_group *pipe_next(struct rs_pipe *p)
+{
+	return pipe_at(p, p->count);
+}
+
+/* Can the oldest group in flight complete?  (Call with qlock.) */
+static bool pipe_reapable(struct rs_pipe *p)
+{
+	return p->count && (pipe_at(p, 0)->seq <= p->durable || p->err);
+}
+
+/* A durable group: its frees become reusable, its records of applied
+ * deferred writes are gone, its callbacks run. */
+static void reap_ok(struct rawstore *st, struct pipe_group *g)
+{
+	struct rs_pipe *p = st->pipe;
+	unsigned int i;
+
+	if (g->wrote) {
+		if (!g->released)
+			space_release(st, &g->hold);
+		deferred_done_forget(st, g->n_done);
+		p->done_del -= g->n_done;
+		PERF_ADD(st, commit_groups, 1);
+		PERF_ADD(st, txns_committed, g->ok);
+		rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
+		space_after_commit(st);
+	}
+	for (i = 0; i < g->n; i++)
+		complete(st, g->ts[i], g->ts[i]->result);
+}
+
+/* Its sync failed: the records may be on disk or not, so the store stops
+ * and the group's transactions fail. */
+static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, const char *msg)
+{
+	unsigned int i;
+
+	if (g->wrote) {
+		rs_err(st, err, "%s; store stopped", msg);
+		if (!st->failed)
+			store_stop(st, err);
+	}
+	space_hold_free(&g->hold);
+	for (i = 0; i < g->n; i++)
+		if (!g->ts[i]->result)
+			txn_fail(g->ts[i], err);
+	for (i = 0; i < g->n; i++)
+		complete(st, g->ts[i], g->ts[i]->result);
+}
+
+/*
+ * Complete the groups in flight that are durable, in order, and wait
+ * until at most @keep remain.  Only between groups: st->wb is empty (the
+ * inline punch policy commits through it).
+ */
+static void pipe_reap(struct rawstore *st, unsigned int keep)
+{
+	struct rs_pipe *p = st->pipe;
+	char msg[sizeof(p->msg)];
+
+	while (p->count) {
+		struct pipe_group *g = pipe_at(p, 0);
+		uint64_t durable;
+		int err;
+
+		pthread_mutex_lock(&st->qlock);
+		while (p->count > keep && g->seq > p->durable && !p->err) {
+			sync_or_wait(st);
+		}
+		durable = p->durable;
+		err = p->err;
+		memcpy(msg, p->msg, sizeof(msg));
+		pthread_mutex_unlock(&st->qlock);
+		if (g->seq <= durable)
+			reap_ok(st, g);
+		else if (err)
+			reap_failed(st, g, err, msg);
+		else
+			break;
+		g->n = 0;
+		p->head = (p->head + 1) % PIPE_SLOTS;
+		p->count--;
+	}
+}
+
+/* Commit thread: wait until the batch of group @seq is durable; false if
+ * a sync failed. */
+static bool pipe_wait(struct rawstore *st, uint64_t seq)
+{
+	struct rs_pipe *p = st->pipe;
+	bool ok;
+
+	pthread_mutex_lock(&st->qlock);
+	while (p->durable < seq && !p->err) {
+		sync_or_wait(st);
+	}
+	ok = p->durable >= seq;
+	pthread_mutex_unlock(&st->qlock);
+	return ok;
+}
+
+bool commit_drain(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+	bool released = false;
+	unsigned int i;
+
+	if (!commit_on_thread(st) || !pipe_wait(st, p->written))
+		return false;
+	for (i = 0; i < p->count; i++) {
+		struct pipe_group *g = pipe_at(p, i);
+
+		if (g->wrote && !g->released) {
+			released |= g->hold.frees.n || g->hold.ready.n;
+			space_release(st, &g->hold);
+			g->released = true;
+		}
+	}
+	return released;
+}
+
+/* Write the group's batch (not synced): frees, allocations, counts; the
+ * frees and readied space are held in @h until it is durable. */
+static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space_hold *h)
+{
+	struct rs_key k;
+	char v[8];
+	int ret;
+
+	ret = space_commit(st, &g->allocs, &g->frees, h);
+	if (ret)
+		return ret;
+	if (st->next_nid != st->stored_nid) {
+		key_nid(&k);
+		put_le64(v, st->next_nid);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
+	}
+	if (g->d_objects || g->d_colls) {
+		char c[16];
+
+		put_le64(c, st->n_objects + (uint64_t)g->d_objects);
+		put_le64(c + 8, st->n_colls + (uint64_t)g->d_colls);
+		key_counts(&k);
+		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
+	}
+	ret = meta_commit_nosync(st->meta, st->wb);
+	if (!ret)
+		st->stored_nid = st->next_nid;
+	return ret;
+}
+
+static void commit_group(struct rawstore *st, struct pipe_group *pg)
+{
+	struct rs_pipe *p = st->pipe;
+	struct rawstore_txn **ts = pg->ts;
 	struct rs_txn_ctx g = { 0 };
 	size_t n_done = 0;
-	unsigned int i, ok = 0, pass = 0;
+	unsigned int i, n = 0, ok = 0, pass = 0;
 	int ret = 0, err;
 
 again:
@@ -320,10 +666,13 @@ again:
 		space_unalloc(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
-	/* Flush for new data, and now and then so deferred records can go. */
-	if (g.wrote_data || st->defq.done_n >= RS_DEFERRED_RETIRE) {
-		n_done = st->defq.done_n;
-		deferred_done_delete(st, n_done);
+	/*
+	 * Flush for new data, and now and then so deferred records can go
+	 * (those whose deletion is not in a batch in flight already).
+	 */
+	if (g.wrote_data || st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE) {
+		n_done = st->defq.done_n - p->done_del;
+		deferred_done_delete(st, p->done_del, st->defq.done_n);
 		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
 		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
 			drop_unflushed(st, &g.allocs);
@@ -344,9 +693,13 @@ again:
 		}
 	}
 	if (!ret) {
+		bool deferred = st->defq.n > 0;
+
+		/* The group's data is on stable storage: its batch may be
+		 * written now, and be durable at any time from here on. */
 		rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
 		pthread_rwlock_wrlock(&st->rwlock);
-		ret = commit_locked(st, &g);
+		ret = commit_locked(st, &g, &pg->hold);
 		/* Readers are out: the cache forgets the records the group
 		 * changed (all of them if the commit failed, too). */
 		ocache_drop_keys(st->ocache, &st->ocache_dirty);
@@ -354,24 +707,32 @@ again:
 			st->n_objects += (uint64_t)g.d_objects;
 			st->n_colls += (uint64_t)g.d_colls;
 			space_snapshot(st);
-			deferred_done_forget(st, n_done);
-			rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
-			/* Committed either way: a failed apply is replayed at open. */
-			err = deferred_apply(st);
-			if (err)
-				store_stop(st, err);
+			pg->wrote = true;
+			pg->n_done = n_done;
+			p->done_del += n_done;
+			rs_crash_check(st, RS_CRASH_BEFORE_SYNC);
+			pthread_mutex_lock(&st->qlock);
+			pg->seq = ++p->written;
+			pthread_mutex_unlock(&st->qlock);
+			/*
+			 * Deferred writes go to the device only once their
+			 * records are durable, and readers see the new
+			 * checksums only with the data in place.
+			 */
+			if (deferred && pipe_wait(st, pg->seq)) {
+				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+				/* Committed either way: a failed apply is
+				 * replayed at open. */
+				err = deferred_apply(st);
+				if (err)
+					store_stop(st, err);
+			}
 		} else {
 			/* In-memory and on-disk state may differ now: stop. */
 			rs_err(st, ret, "metadata commit failed; store stopped");
 			store_stop(st, ret);
 		}
 		pthread_rwlock_unlock(&st->rwlock);
-		if (!ret) {
-			PERF_ADD(st, commit_groups, 1);
-			PERF_ADD(st, txns_committed, ok);
-			rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
-			space_after_commit(st);
-		}
 	}
 out_fail_ok:
 	for (i = 0; i < n && ret; i++)
@@ -386,43 +747,72 @@ out_complete:
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);
-	for (i = 0; i < n; i++)
-		complete(st, ts[i], ts[i]->result);
+	/* It completes after the groups before it (at once if none is in
+	 * flight and it wrote nothing). */
+	pg->n = n;
+	pg->ok = ok;
+	pg->released = false;
+	if (!pg->wrote) {
+		space_hold_free(&pg->hold);
+		pg->seq = p->written;
+	}
+	p->count++;
+}
+
+/* Run a job (after every group in flight completed: it sees all of it). */
+static void run_job(struct rawstore *st, struct rawstore_txn *t)
+{
+	pipe_reap(st, 0);
+	t->errmsg[0] = 0;
+	rs_clear_err();
+	t->result = t->job(st, t->job_arg);
+	if (t->result)
+		txn_fail(t, t->result);
+	complete(st, t, t->result);
 }
 
 static void *worker_main(void *arg)
 {
 	struct rawstore *st = arg;
-	struct rawstore_txn **ts;
+	struct rs_pipe *p = st->pipe;
+	struct pipe_group *pg;
+	bool more;
 
-	ts = calloc(st->opts.max_group, sizeof(*ts));
 	for (;;) {
+		/* Complete what is durable; room for the next group. */
+		pipe_reap(st, PIPE_DEPTH);
 		pthread_mutex_lock(&st->qlock);
-		while (!st->qhead && !st->stopping)
-			pthread_cond_wait(&st->qcond, &st->qlock);
-		if (!st->qhead) {
+		while (!st->qhead && !pipe_reapable(p) && !(st->stopping && !p->count)) {
+			/* Nothing else to do: sync here (no hand-off). */
+			sync_or_wait(st);
+		}
+		/* Complete what became durable first: its submitters may
+		 * have more for the next group. */
+		if (pipe_reapable(p) || !st->qhead) {
+			more = st->qhead || p->count;
 			pthread_mutex_unlock(&st->qlock);
+			if (more)
+				continue;
 			break;
 		}
-		if (st->qhead->job || !ts) {
+		if (st->qhead->job) {
 			struct rawstore_txn *t = st->qhead;
 
 			st->qhead = t->next;
 			if (!st->qhead)
 				st->qtail = NULL;
 			pthread_mutex_unlock(&st->qlock);
-			t->errmsg[0] = 0;
-			rs_clear_err();
-			t->result = t->job ? t->job(st, t->job_arg) : -ENOMEM;
-			if (t->result)
-				txn_fail(t, t->result);
-			complete(st, t, t->result);
+			run_job(st, t);
 			continue;
 		}
 		pthread_mutex_unlock(&st->qlock);
-		commit_group(st, ts, 0);
+		/* Batches written before: the sync thread syncs them while
+		 * this group is applied. */
+		sync_kick(st);
+		pg = pipe_next(p);
+		pg->wrote = false;
+		commit_group(st, pg);
 	}
-	free(ts);
 	return NULL;
 }
 

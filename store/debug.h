@@ -7,6 +7,8 @@
 #ifndef RAWSTORE_DEBUG_H
 #define RAWSTORE_DEBUG_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,6 +28,8 @@ enum rs_crash {
 	RS_CRASH_SPACE_RECORDED = 10,	/* the round's result committed */
 	RS_CRASH_WRITES_IN_FLIGHT = 11,	/* a group applied, its data writes still in
 					 * flight (not waited for) */
+	RS_CRASH_BEFORE_SYNC = 12,	/* flushed, batch written to RocksDB, not
+					 * synced by the store */
 	/* Not on the commit path (numbers from 16: the commit path may grow). */
 	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
 	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
@@ -51,7 +55,8 @@ enum rs_fail {
 	RS_FAIL_GROUP_APPEND = 1,	/* appending a txn's allocations or frees to
 					 * its commit group: -ENOMEM */
 	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
-	RS_FAIL_MAX = 3,
+	RS_FAIL_SYNC = 3,		/* the sync thread's WAL sync: -EIO */
+	RS_FAIL_MAX = 4,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
@@ -88,6 +93,15 @@ void rs_debug_disable_uring(int disable);
 void rs_debug_file_logical_block(unsigned int bytes);
 
 struct rawstore;
+/*
+ * While @hold is set, the sync thread does not sync the WAL: groups stay
+ * written but not durable (their frees held, callbacks not run).  A store
+ * closes only after it is cleared again.
+ */
+void rs_debug_hold_sync(int hold);
+/* Commit batches written to RocksDB since open (synced or not). */
+uint64_t rs_debug_batches_written(struct rawstore *st);
+
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names
  * the offset) if one does not.  Runs on the commit thread. */

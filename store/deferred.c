@@ -117,12 +117,12 @@ int deferred_apply(struct rawstore *st)
 }
 
 /* Delete the records of applied deferred writes (after a device flush). */
-void deferred_done_delete(struct rawstore *st, size_t n)
+void deferred_done_delete(struct rawstore *st, size_t from, size_t to)
 {
 	struct rs_key k;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = from; i < to; i++) {
 		key_ext(&k, 'D', st->defq.done[i].seq);
 		rocksdb_writebatch_wi_delete(st->wb, k.buf, k.len);
 	}
@@ -284,7 +284,7 @@ int deferred_retire(struct rawstore *st)
 	if (ret < 0)
 		return rs_err(st, ret, "device flush failed");
 	rocksdb_writebatch_wi_clear(st->wb);
-	deferred_done_delete(st, n);
+	deferred_done_delete(st, 0, n);
 	ret = meta_commit(st->meta, st->wb);
 	rocksdb_writebatch_wi_clear(st->wb);
 	if (ret)
@@ -298,7 +298,7 @@ void deferred_close(struct rawstore *st, bool healthy)
 	if (healthy && st->defq.done_n) {
 		rocksdb_writebatch_wi_clear(st->wb);
 		if (dev_flush(st->dev) >= 0) {
-			deferred_done_delete(st, st->defq.done_n);
+			deferred_done_delete(st, 0, st->defq.done_n);
 			meta_commit(st->meta, st->wb);
 		}
 	}

@@ -46,9 +46,9 @@ int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint
 void deferred_truncate(struct rawstore *st, size_t from);
 /* After the commit: write the group's queued data to the device. */
 int deferred_apply(struct rawstore *st);
-/* Delete the records of the first @n applied writes (into st->wb), and
- * forget them once that batch committed. */
-void deferred_done_delete(struct rawstore *st, size_t n);
+/* Delete the records of applied writes [@from, @to) (into st->wb); forget
+ * the first @n once the batches that deleted them are durable. */
+void deferred_done_delete(struct rawstore *st, size_t from, size_t to);
 void deferred_done_forget(struct rawstore *st, size_t n);
 /* Lay queued, not yet applied writes over a device read of [pofs, +len). */
 void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len);

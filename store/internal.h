@@ -18,6 +18,7 @@
 #include "onode.h"
 
 struct rs_space;
+struct rs_pipe;
 
 struct rawstore {
 	struct rawstore_open_opts opts;
@@ -54,6 +55,7 @@ struct rawstore {
 	int failed;			/* sticky error after a failed commit */
 	char failed_msg[256];		/* and its message (commit thread) */
 	rocksdb_writebatch_wi_t *wb;
+	struct rs_pipe *pipe;		/* written batches awaiting their sync (commit.c) */
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* meta.c: RocksDB through its C API. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,6 +88,7 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	}
 	m->wsync = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(m->wsync, 1);
+	m->wnosync = rocksdb_writeoptions_create();
 	m->ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_verify_checksums(m->ro, 1);
 	*out = m;
@@ -104,6 +106,7 @@ void meta_close(struct rs_meta *m)
 		return;
 	rocksdb_close(m->db);
 	rocksdb_writeoptions_destroy(m->wsync);
+	rocksdb_writeoptions_destroy(m->wnosync);
 	rocksdb_readoptions_destroy(m->ro);
 	rocksdb_options_destroy(m->opts);
 	free(m);
@@ -147,6 +150,31 @@ int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
 	if (err)
 		return db_error(m->st, err, "write");
 	return 0;
+}
+
+int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
+{
+	char *err = NULL;
+
+	rocksdb_write_writebatch_wi(m->db, m->wnosync, wb, &err);
+	if (err)
+		return db_error(m->st, err, "write");
+	return 0;
+}
+
+int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
+{
+	char *err = NULL;
+	int ret;
+
+	rocksdb_flush_wal(m->db, 1, &err);
+	if (!err)
+		return 0;
+	/* Not rs_err(): the caller may be another thread than the commit's. */
+	ret = meta_map_error(err);
+	snprintf(msg, msglen, "RocksDB WAL sync: %s", err);
+	rocksdb_free(err);
+	return ret;
 }
 
 int meta_put_sync(struct rs_meta *m, const struct rs_key *k, const void *v, size_t vlen)

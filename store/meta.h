@@ -19,6 +19,7 @@ struct rs_meta {
 	rocksdb_t *db;
 	rocksdb_options_t *opts;
 	rocksdb_writeoptions_t *wsync;
+	rocksdb_writeoptions_t *wnosync;	/* commit pipeline: synced by meta_sync_wal */
 	rocksdb_readoptions_t *ro;
 	struct rawstore *st;
 };
@@ -49,6 +50,12 @@ int meta_destroy(const char *dir);
 int meta_get(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const struct rs_key *k,
 	     char **val, size_t *vlen);
 int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
+/* Write @wb to the WAL and memtable without syncing it: durable after the
+ * next meta_sync_wal() (or synced write) returned 0. */
+int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
+/* Sync every write made so far to stable storage (FlushWAL(sync)); the
+ * message goes into @msg (may be called from any thread). */
+int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen);
 /* Commit a plain put synchronously (mkfs). */
 int meta_put_sync(struct rs_meta *m, const struct rs_key *k, const void *v, size_t vlen);
 

@@ -41,6 +41,7 @@ struct rs_space {
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
 	struct extset_observer zobs, wobs;
 	bool prov_dirty;		/* provisioned changed since its records (prov_sync) */
+	uint64_t held;			/* bytes freed by batches not yet durable */
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
 
 	struct rs_disk_space_policy rec;	/* as recorded */
@@ -819,8 +820,8 @@ static void give_back(struct rawstore *st, const struct pext *v, int n, bool zer
 	}
 }
 
-int space_alloc(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want, bool partial,
-		struct pext **out, bool *zeroed)
+static int alloc_once(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want,
+		      bool partial, struct pext **out, bool *zeroed)
 {
 	struct rs_space *sp = st->space;
 	struct pext p;
@@ -880,6 +881,18 @@ int space_alloc(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want,
 	return n;
 }
 
+int space_alloc(struct rawstore *st, uint64_t len, uint64_t hint, uint64_t want, bool partial,
+		struct pext **out, bool *zeroed)
+{
+	struct rs_space *sp = st->space;
+	int n = alloc_once(st, len, hint, want, partial, out, zeroed);
+
+	/* Space freed by batches still being synced: wait for them, retry. */
+	if (n == -ENOSPC && sp->held && sp->jobs.drain && sp->jobs.drain(st))
+		n = alloc_once(st, len, hint, want, partial, out, zeroed);
+	return n;
+}
+
 unsigned int space_plan_writes(struct rawstore *st, const struct pext *pieces, int n,
 			       bool zeroed, uint64_t a0, uint64_t wa, uint64_t wb, uint8_t *buf,
 			       struct rs_io *ios)
@@ -923,7 +936,7 @@ void space_unalloc(struct rawstore *st, const struct pext *v, size_t n)
 }
 
 int space_commit(struct rawstore *st, const struct pext_vec *allocs,
-		 const struct pext_vec *frees)
+		 const struct pext_vec *frees, struct space_hold *h)
 {
 	struct rs_space *sp = st->space;
 	uint64_t have, amount;
@@ -940,8 +953,12 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 		ret = extset_insert(&st->freeset, frees->v[i].off, frees->v[i].len);
 		if (!ret)
 			ret = extset_insert(&st->unpunched, frees->v[i].off, frees->v[i].len);
-		if (!ret)
-			ret = extset_insert(&sp->dirty, frees->v[i].off, frees->v[i].len);
+		/* Not dirty (allocatable, punchable) before the batch is durable. */
+		if (!ret) {
+			ret = pext_push(&h->frees, frees->v[i].off, frees->v[i].len);
+			if (!ret)
+				sp->held += frees->v[i].len;
+		}
 		if (ret)
 			return rs_err(st, -EUCLEAN, "freeing [%llu, +%llu) twice: %s",
 				      (unsigned long long)frees->v[i].off,
@@ -953,12 +970,38 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 	if (have < sp->ready_target && sp->zeroed.total) {
 		amount = min_u64(sp->ready_target - have, sp->zeroed.total);
 		n = extset_alloc(&sp->zeroed, amount, 0, 0, &v);
-		for (i = 0; n > 0 && i < (size_t)n; i++)
+		for (i = 0; n > 0 && i < (size_t)n; i++) {
 			extset_insert(&sp->pending, v[i].off, v[i].len);
+			/* On failure it stays pending: never written, and
+			 * recorded as zeroed again at close. */
+			pext_push(&h->ready, v[i].off, v[i].len);
+		}
 		if (n > 0)
 			free(v);
 	}
 	return 0;
+}
+
+void space_release(struct rawstore *st, struct space_hold *h)
+{
+	struct rs_space *sp = st->space;
+	size_t i;
+
+	for (i = 0; i < h->frees.n; i++) {
+		extset_insert(&sp->dirty, h->frees.v[i].off, h->frees.v[i].len);
+		sp->held -= h->frees.v[i].len;
+	}
+	for (i = 0; i < h->ready.n; i++) {
+		extset_remove(&sp->pending, h->ready.v[i].off, h->ready.v[i].len);
+		extset_insert(&sp->ready, h->ready.v[i].off, h->ready.v[i].len);
+	}
+	space_hold_free(h);
+}
+
+void space_hold_free(struct space_hold *h)
+{
+	pext_vec_free(&h->frees);
+	pext_vec_free(&h->ready);
 }
 
 /* ---- rounds: zero or punch free ranges ---- */
@@ -1223,12 +1266,7 @@ static void punch_inline(struct rawstore *st)
 void space_after_commit(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;
-	struct pext p;
-	uint64_t pos;
 
-	for (pos = 0; extset_next(&sp->pending, pos, &p); pos = p.off + p.len)
-		extset_insert(&sp->ready, p.off, p.len);
-	extset_destroy(&sp->pending);
 	if (sp->punch_mode == RAWSTORE_PUNCH_INLINE) {
 		punch_inline(st);
 		rocksdb_writebatch_wi_clear(st->wb);

@@ -65,6 +65,10 @@ struct rs_job_runner {
 	int (*commit_wb)(struct rawstore *st);
 	/* True on the commit thread (blocking there would deadlock). */
 	bool (*on_thread)(struct rawstore *st);
+	/* Commit thread, while a group is applied: wait until every written
+	 * batch is durable and space_release() what they hold; false if
+	 * nothing was released. */
+	bool (*drain)(struct rawstore *st);
 };
 
 /* After the commit thread started: record a policy change, probe the
@@ -105,15 +109,29 @@ unsigned int space_plan_writes(struct rawstore *st, const struct pext *pieces, i
  * they may have been written, so they are dirty now. */
 void space_unalloc(struct rawstore *st, const struct pext *v, size_t n);
 /*
- * At commit, under the write lock: the group's allocations stop being
- * unpunched, its frees join the free (dirty) and unpunched sets, and some
- * zeroed space is readied for the next groups.  -EUCLEAN if a range is
- * freed twice.
+ * What a batch that is written but not yet durable holds back: its frees
+ * (free and recorded, but neither allocatable nor punched or zeroed: a
+ * crash before the sync leaves them owned by their old objects) and the
+ * zeroed space it readied (its "Z" records deleted in that batch).
+ */
+struct space_hold {
+	struct pext_vec frees, ready;
+};
+/*
+ * Into the group's batch, under the write lock: the group's allocations
+ * stop being unpunched, its frees join the free and unpunched sets (held
+ * in @h), and some zeroed space is readied for the next groups (held in
+ * @h).  -EUCLEAN if a range is freed twice.
  */
 int space_commit(struct rawstore *st, const struct pext_vec *allocs,
-		 const struct pext_vec *frees);
-/* Commit thread, after a group committed: readied space becomes usable;
- * the inline punch policy punches the freed ranges now. */
+		 const struct pext_vec *frees, struct space_hold *h);
+/* Commit thread, once the batch of @h is durable: its frees become
+ * allocatable (dirty), its readied space writable; empties @h. */
+void space_release(struct rawstore *st, struct space_hold *h);
+/* Forget @h without releasing it (its batch failed: the store stopped). */
+void space_hold_free(struct space_hold *h);
+/* Commit thread, after a group is durable and released: the inline punch
+ * policy punches the freed ranges now; the worker is kicked. */
 void space_after_commit(struct rawstore *st);
 /* Commit thread: finish a zero/punch round in flight (its ranges return to
  * the free list), so that a job (fsck) sees the whole free list. */

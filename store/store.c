@@ -453,7 +453,8 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 /* ---- deferred writes ---- */
 
 /* What the space layer may ask of the commit thread (space.h). */
-static const struct rs_job_runner space_jobs = { rs_run_job, rs_commit_wb, commit_on_thread };
+static const struct rs_job_runner space_jobs = { rs_run_job, rs_commit_wb, commit_on_thread,
+						  commit_drain };
 
 int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_open_opts *o,
 		  struct rawstore **out)

@@ -343,7 +343,9 @@ TEST_F(StoreTest, AsyncTransactionsInFlightTogether)
 	ASSERT_EQ(rawstore_perf_get(st, &p1), 0);
 	EXPECT_EQ(p1.txns_committed - p0.txns_committed, (uint64_t)n);
 	EXPECT_LE(p1.commit_groups - p0.commit_groups, (uint64_t)n);
-	EXPECT_EQ(p1.db_syncs - p0.db_syncs, p1.commit_groups - p0.commit_groups);
+	/* one WAL sync makes every group written before it durable */
+	EXPECT_LE(p1.db_syncs - p0.db_syncs, p1.commit_groups - p0.commit_groups);
+	EXPECT_GE(p1.db_syncs - p0.db_syncs, 1u);
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(Read("c", "a" + std::to_string(i), 0, 9000), pattern(8192, i));
 }
