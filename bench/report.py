@@ -811,10 +811,10 @@ plot %s
                 i = infos[b]
                 dfr = "-"
                 if "deferred_new_max" in i:
-                    dfr = "<= %s / <= %s%s" % (
-                        size_name(i["deferred_max"]), size_name(i["deferred_new_max"])
-                        if i["deferred_new_max"] else "off",
-                        ", rotational" if i.get("rotational") else "")
+                    def lim(v):
+                        return "<= %s" % size_name(v) if v else "off"
+                    dfr = "%s / %s%s" % (lim(i["deferred_max"]), lim(i["deferred_new_max"]),
+                                         ", rotational" if i.get("rotational") else "")
                 P("| %s | %s | %s | %s | %s | %s | %s%s | %s |" % (
                     b, i["zero_policy"], "yes" if i["zero_offload"] else "no",
                     i["punch_policy"], i["prealloc_policy"],
