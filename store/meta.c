@@ -142,24 +142,25 @@ int meta_get(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const struct rs_key
 	return 0;
 }
 
-int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
+static int write_wb(struct rs_meta *m, const rocksdb_writeoptions_t *wo,
+		    rocksdb_writebatch_wi_t *wb)
 {
 	char *err = NULL;
 
-	rocksdb_write_writebatch_wi(m->db, m->wsync, wb, &err);
+	rocksdb_write_writebatch_wi(m->db, wo, wb, &err);
 	if (err)
 		return db_error(m->st, err, "write");
 	return 0;
 }
 
+int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
+{
+	return write_wb(m, m->wsync, wb);
+}
+
 int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
 {
-	char *err = NULL;
-
-	rocksdb_write_writebatch_wi(m->db, m->wnosync, wb, &err);
-	if (err)
-		return db_error(m->st, err, "write");
-	return 0;
+	return write_wb(m, m->wnosync, wb);
 }
 
 int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
