@@ -713,7 +713,7 @@ static void usage(FILE *f)
 		"  --qd N                 transactions in flight (default 1)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
 		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
-		"                         through the RocksDB WAL (default: 64 KiB on a\n"
+		"                         through the RocksDB WAL (default: 16 KiB on a\n"
 		"                         rotational device, else 0)\n"
 		"  --objects N            4 MiB objects for overwrite/read (default 64)\n"
 		"  --min-alloc N --inline-max N  mkfs options (default 4096 / 4096)\n"

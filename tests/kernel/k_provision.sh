@@ -13,7 +13,8 @@
 # (diskstats discard columns, blkcg io.stat discard bytes, rwbs 'P' in
 # block traces, blk-throttle charges it like a discard); a
 # misaligned provision on a loop over a 4Kn device (EINVAL); md raid0 over
-# loop devices (limit 0).
+# loop devices (limit 0); zero-length provision bios (built by the test
+# module t_provbio) refused in submit_bio_noacct() before any driver.
 #
 # Carves /dev/disk/scratch into dm-linear slices (MiB offsets below) and
 # removes everything it set up at the end, so later case files get the
@@ -104,6 +105,49 @@ pv_trace_split() {
 	fi
 }
 
+# pv_discard_ios DEV: discard I/Os completed on DEV (diskstats field 12,
+# where provision is accounted).
+pv_discard_ios() {
+	awk '{ print $12 }' "/sys/dev/block/$(stat -L -c '%t %T' "$1" |
+		while read -r ma mi; do printf '%d:%d' "0x$ma" "0x$mi"; done)/stat"
+}
+
+# pv_provbio DEV SECTOR SECTORS: submit one provision bio to DEV through the
+# test module t_provbio (tests/kernel/module); prints the bio's status as a
+# negative errno, 0 on success.
+pv_provbio() {
+	if modprobe t_provbio dev="$1" sector="$2" sectors="$3" 2> /tmp/kt-modprobe; then
+		cat /sys/module/t_provbio/parameters/status
+		rmmod t_provbio
+	else
+		echo "modprobe t_provbio failed: $(cat /tmp/kt-modprobe)"
+	fi
+}
+
+# pv_zero_bio NAME DEV ERRNO [SECTORS]: a zero-length provision bio to DEV
+# completes with ERRNO without reaching the driver (DEV's discard I/O count
+# stays put: submit_bio_noacct() refused it); the control, a provision bio
+# of SECTORS at sector 0, succeeds and is counted once.
+pv_zero_bio() {
+	name=$1 dev=$2 want=$3 okn=${4:-}
+	d0=$(pv_discard_ios "$dev")
+	r0=$(pv_provbio "$dev" 0 0)
+	d1=$(pv_discard_ios "$dev")
+	r1=0 d2=$((d1 + 1))
+	if [ -n "$okn" ]; then
+		r1=$(pv_provbio "$dev" 0 "$okn")
+		d2=$(pv_discard_ios "$dev")
+	fi
+	echo "    # $dev: zero-length bio: $r0, discard I/Os $d0 -> $d1;" \
+		"${okn:-no} control: $r1, discard I/Os -> $d2"
+	if [ "$r0" = "$want" ] && [ "$d1" = "$d0" ] && [ "$r1" = 0 ] && [ "$d2" = $((d1 + 1)) ]; then
+		kt_result "$name" PASS
+	else
+		kt_result "$name" FAIL "want the zero-length bio $want and not counted," \
+			"the control 0 and counted once"
+	fi
+}
+
 # pv_throttle DEV: in a cgroup limited to 1 MiB/s of writes on DEV, a 2 MiB
 # direct write takes >= 1 s (the limit works) while a 24 MiB provision takes
 # < 3 s: blk-throttle charges provision like a discard, not by its size.
@@ -183,6 +227,8 @@ pv_cleanup
 kt_run provision/none-virtio-512 t_provision none /dev/disk/vblk
 kt_run provision/none-virtio-4096 t_provision none /dev/disk/vblk4k
 kt_run provision/none-virtio-nowz t_provision none /dev/disk/vnowz
+# A device without provision refuses even an empty one as unsupported.
+pv_zero_bio provision/zero-length-bio-virtio /dev/disk/vblk -95
 if modprobe scsi_debug dev_size_mb=64 lbpu=1 lbpws=1 lbprz=1 2> /tmp/kt-modprobe; then
 	if dev=$(scsi_debug_dev); then
 		kt_run provision/none-scsi_debug t_provision none "$dev"
@@ -253,6 +299,7 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 	truncate -s 32M "$f"
 	if l=$($pv_losetup -f --show "$f"); then
 		kt_run provision/accounting-loop t_provision stats "$l"
+		pv_zero_bio provision/zero-length-bio-loop "$l" -22 8
 		pv_trace_rwbs "$l"
 		pv_throttle "$l"
 		$pv_losetup -d "$l"
@@ -368,6 +415,7 @@ fi
 if pv_pool prov-pa 320 324 128 64; then
 	kt_run provision/thin-basic t_provision_thin basic /dev/mapper/prov-pa-thin prov-pa
 	kt_run provision/thin-snapshot t_provision_thin snap prov-pa 10
+	pv_zero_bio provision/zero-length-bio-thin /dev/mapper/prov-pa-thin -22 128
 else
 	kt_result provision/thin FAIL "could not create pool prov-pa"
 fi
