@@ -36,6 +36,10 @@ struct rs_op {
 	/* Write data lives in an I/O buffer: @dbuf (4096-aligned) holds it at
 	 * offset off % RS_IO_ALIGN, so whole units go to the device from it. */
 	void *dbuf;
+	/* crc32c of each RS_IO_ALIGN block of @dbuf, computed at build time
+	 * (in the caller's thread, not the commit thread's); valid for the
+	 * blocks the data covers wholly.  NULL for short writes. */
+	uint32_t *crc4k;
 	bool aligned;
 };
 
@@ -63,6 +67,7 @@ static void op_free(struct rs_op *op)
 		rs_iobuf_free(op->dbuf, round_up(op->off % RS_IO_ALIGN + op->dlen, RS_IO_ALIGN));
 	else
 		free(op->data);
+	free(op->crc4k);
 	free(op->key);
 	free(op->key2);
 }
@@ -138,7 +143,33 @@ static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 	memcpy(b + head, src, len);
 	op->dbuf = b;
 	op->data = b + head;
+	/* Checksums of the wholly covered blocks now, while the copy is warm
+	 * in the cache (write_extents uses them when the store's checksum
+	 * block is RS_IO_ALIGN).  Writes of one block or less are skipped:
+	 * with the default inline_max they stay in RocksDB, unchecksummed. */
+	if (len > RS_IO_ALIGN) {
+		uint64_t i = op->off % RS_IO_ALIGN ? 1 : 0;
+		uint64_t n = (head + len) / RS_IO_ALIGN;
+
+		op->crc4k = malloc(n * sizeof(*op->crc4k));
+		for (; op->crc4k && i < n; i++)
+			op->crc4k[i] = rs_crc32c(b + i * RS_IO_ALIGN, RS_IO_ALIGN);
+	}
 	return 0;
+}
+
+/*
+ * The crc32c of the @cb bytes at @p, which hold the checksum block at
+ * logical offset @lofs: from the op's build-time checksums when @p is in
+ * the op's own buffer and the block is wholly the op's data.
+ */
+static uint32_t block_crc(const struct rs_op *op, bool in_op_buf, const uint8_t *p,
+			  uint64_t lofs, uint32_t cb)
+{
+	if (in_op_buf && op->crc4k && cb == RS_IO_ALIGN && lofs >= op->off &&
+	    lofs + cb <= op->off + op->dlen)
+		return op->crc4k[(lofs - (op->off - op->off % RS_IO_ALIGN)) / RS_IO_ALIGN];
+	return rs_crc32c(p, cb);
 }
 
 /* Append an op; the pointer arguments are copied. */
@@ -152,6 +183,7 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 	if (t->in_flight)
 		return -EBUSY;
 	op.coll = op.name = op.name2 = op.data = op.key = op.key2 = op.dbuf = NULL;
+	op.crc4k = NULL;
 	op.coll = strdup(tmpl->coll);
 	if (!op.coll)
 		return -ENOMEM;
@@ -734,7 +766,8 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 				break;
 			}
 			for (j = 0; j < nc; j++)
-				e.crcs[j] = rs_crc32c(buf + cur + (uint64_t)j * cb, cb);
+				e.crcs[j] = block_crc(a->wop, !own, buf + cur + (uint64_t)j * cb,
+						      a0 + cur + (uint64_t)j * cb, cb);
 			ret = onode_insert(o, &e, cb);
 			if (ret)
 				free(e.crcs);
