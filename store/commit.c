@@ -23,6 +23,10 @@
 #include "space.h"
 #include "util.h"
 
+/* How long the commit thread waits for a group's writes before it looks
+ * for transactions that may join the group. */
+#define JOIN_WAIT_US 200
+
 /* Groups written and not yet durable, beyond the one being applied. */
 #define PIPE_DEPTH 2
 #define PIPE_SLOTS (PIPE_DEPTH + 1)
@@ -59,6 +63,35 @@ static void *sync_main(void *arg);
 
 /* Test hook (debug.h): while set, the sync thread does not sync. */
 static int sync_held;
+/* Test hooks: group writes reported in flight; join waits so far. */
+static int writes_held;
+static uint64_t join_waits;
+
+void rs_debug_hold_writes(int hold)
+{
+	__atomic_store_n(&writes_held, hold, __ATOMIC_RELEASE);
+}
+
+uint64_t rs_debug_join_waits(void)
+{
+	return __atomic_load_n(&join_waits, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wait a little for the group's writes; false while some are in flight
+ * (or the test hook holds them).
+ */
+static bool group_writes_done(struct rawstore *st)
+{
+	bool done = dev_wq_wait_for(st->dev, JOIN_WAIT_US);
+
+	if (done && !__atomic_load_n(&writes_held, __ATOMIC_ACQUIRE))
+		return true;
+	if (done)
+		usleep(JOIN_WAIT_US);
+	__atomic_add_fetch(&join_waits, 1, __ATOMIC_RELEASE);
+	return false;
+}
 
 void rs_debug_hold_sync(int hold)
 {
@@ -500,6 +533,18 @@ static void pipe_reap(struct rawstore *st, unsigned int keep)
 	}
 }
 
+/*
+ * While a group's writes are in flight: complete the groups in flight
+ * that are durable (their submitters may have more, which joins this
+ * group).  Not with the inline punch policy, which commits through st->wb
+ * after each group (pipe_reap is between groups only then).
+ */
+static void pipe_reap_durable(struct rawstore *st)
+{
+	if (!space_punches_inline(st))
+		pipe_reap(st, st->pipe->count);
+}
+
 /* Commit thread: wait until the batch of group @seq is durable; false if
  * a sync failed. */
 static bool pipe_wait(struct rawstore *st, uint64_t seq)
@@ -584,9 +629,16 @@ again:
 		char *err = NULL;
 
 		/* Those that arrived while the group's writes were being queued
-		 * join it (their writes overlap the others'). */
-		if (i == n && !pass)
+		 * join it (their writes overlap the others'), and so do those
+		 * that arrive while the writes are in flight: the device gets
+		 * their writes at once instead of after this group's commit. */
+		if (i == n && !pass) {
 			n += take_queued(st, ts + n, st->opts.max_group - n);
+			while (i == n && n < st->opts.max_group && !group_writes_done(st)) {
+				pipe_reap_durable(st);
+				n += take_queued(st, ts + n, st->opts.max_group - n);
+			}
+		}
 		if (i == n)
 			break;
 		/* Again after a write error: those that failed stay failed. */

@@ -101,6 +101,16 @@ struct rawstore;
 void rs_debug_hold_sync(int hold);
 /* Commit batches written to RocksDB since open (synced or not). */
 uint64_t rs_debug_batches_written(struct rawstore *st);
+/*
+ * While @hold is set, the commit thread treats the data writes of the group
+ * it applies as still in flight (it goes on taking transactions into the
+ * group and completing durable groups, as it does while writes are in
+ * flight).
+ */
+void rs_debug_hold_writes(int hold);
+/* How often, since the process started, the commit thread looked for
+ * transactions to join a group while its writes were in flight. */
+uint64_t rs_debug_join_waits(void);
 
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names

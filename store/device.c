@@ -644,18 +644,23 @@ static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 	q->inflight--;
 }
 
-/* Reap at least one completion (blocking); 0 or a ring error. */
-static int wq_reap(struct rs_dev *d)
+/* Reap at least one completion, waiting at most @ts (NULL: no limit);
+ * 0, -ETIME when none came in time, or a ring error. */
+static int wq_reap_timeout(struct rs_dev *d, struct timespec *ts)
 {
 	struct rs_wq *q = &d->wq;
 	int r;
 
 	if (d->engine == ENG_URING) {
+		struct __kernel_timespec kts;
 		struct io_uring_cqe *cqe;
 		unsigned int head, n = 0;
 
+		if (ts)
+			kts = (struct __kernel_timespec){ ts->tv_sec, ts->tv_nsec };
 		do
-			r = io_uring_wait_cqe(&q->r.ring, &cqe);
+			r = ts ? io_uring_wait_cqe_timeout(&q->r.ring, &cqe, &kts) :
+				 io_uring_wait_cqe(&q->r.ring, &cqe);
 		while (r == -EINTR);
 		if (r < 0)
 			return r;
@@ -671,15 +676,23 @@ static int wq_reap(struct rs_dev *d)
 		int i;
 
 		do
-			r = io_getevents(q->r.aio, 1, 16, ev, NULL);
+			r = io_getevents(q->r.aio, 1, 16, ev, ts);
 		while (r == -EINTR);
 		if (r < 0)
 			return r;
+		if (!r)
+			return -ETIME;
 		for (i = 0; i < r; i++)
 			wq_done(d, (unsigned int)((struct wq_slot *)ev[i].data - q->slots),
 				(long)ev[i].res);
 	}
 	return 0;
+}
+
+/* Reap at least one completion (blocking); 0 or a ring error. */
+static int wq_reap(struct rs_dev *d)
+{
+	return wq_reap_timeout(d, NULL);
 }
 
 /* The queue cannot be reaped any more: writes may linger, stop using it. */
@@ -822,6 +835,20 @@ int dev_wq_wait(struct rs_dev *d)
 			wq_broken(d, ret);
 	}
 	return q->err;
+}
+
+bool dev_wq_wait_for(struct rs_dev *d, unsigned int usec)
+{
+	struct rs_wq *q = &d->wq;
+	struct timespec ts = { 0, (long)usec * 1000 };
+	int ret;
+
+	if (q->inflight && !q->r.broken) {
+		ret = wq_reap_timeout(d, &ts);
+		if (ret && ret != -ETIME)
+			wq_broken(d, ret);
+	}
+	return !q->inflight || q->r.broken;
 }
 
 void dev_wq_tag(struct rs_dev *d, unsigned int tag)

@@ -72,6 +72,9 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len);
 /* Wait for every queued write; the first error since dev_wq_reset(), or 0. */
 int dev_wq_wait(struct rs_dev *d);
+/* Wait at most @usec (< 1 s) for a queued write to complete (errors go to
+ * dev_wq_wait()); true when none is in flight any more. */
+bool dev_wq_wait_for(struct rs_dev *d, unsigned int usec);
 /* Writes queued from now on carry @tag (a transaction of the group). */
 void dev_wq_tag(struct rs_dev *d, unsigned int tag);
 /* The error of a write carrying @tag since dev_wq_reset(), or 0. */

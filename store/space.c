@@ -1263,6 +1263,11 @@ static void punch_inline(struct rawstore *st)
 	free(r.res);
 }
 
+bool space_punches_inline(const struct rawstore *st)
+{
+	return st->space->punch_mode == RAWSTORE_PUNCH_INLINE;
+}
+
 void space_after_commit(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;

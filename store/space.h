@@ -133,6 +133,9 @@ void space_hold_free(struct space_hold *h);
 /* Commit thread, after a group is durable and released: the inline punch
  * policy punches the freed ranges now; the worker is kicked. */
 void space_after_commit(struct rawstore *st);
+/* Does space_after_commit() commit through st->wb (the inline punch
+ * policy)?  Then it runs only between groups. */
+bool space_punches_inline(const struct rawstore *st);
 /* Commit thread: finish a zero/punch round in flight (its ranges return to
  * the free list), so that a job (fsck) sees the whole free list. */
 int space_quiesce(struct rawstore *st);

@@ -68,6 +68,7 @@ protected:
 		rs_debug_set_fail_point(RS_FAIL_NONE, 0);
 		rs_debug_fail_io(0, 0, 0, 0);
 		rs_debug_hold_sync(0);
+		rs_debug_hold_writes(0);
 		StoreTest::TearDown();
 	}
 	/* Small groups (max_group 2): the test's transactions, submitted
@@ -728,5 +729,98 @@ TEST_F(CommitTest, FailedSyncFailsUnsyncedGroupsAndStops)
 	}
 	EXPECT_EQ(rawstore_stat(st, "c", "y", 1, &os), -ENOENT);
 	EXPECT_TRUE(Read("c", "keep", 0, 40000) == d);
+	ExpectClean();
+}
+
+/* Wait until the commit thread looks for joiners (past @j0). */
+static bool WaitJoinWait(uint64_t j0)
+{
+	for (int i = 0; i < 10000 && rs_debug_join_waits() <= j0; i++)
+		usleep(1000);
+	return rs_debug_join_waits() > j0;
+}
+
+/*
+ * A transaction that arrives while a group's data writes are in flight
+ * joins that group: its writes go to the device at once, and both commit
+ * with one flush and one sync (before, it waited for the group's commit
+ * and formed a group of its own).
+ */
+TEST_F(CommitTest, ArrivalJoinsGroupWithWritesInFlight)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string a = pattern(65536, 1), b = pattern(65536, 2);
+	struct rawstore_perf p0 = Perf(st);
+	uint64_t j0 = rs_debug_join_waits();
+	std::atomic<int> done{ 0 };
+
+	rs_debug_hold_writes(1);
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "c", "a", 1, 0, a.data(), a.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &done), 0);
+	bool waiting = WaitJoinWait(j0);
+	t = T();
+	rawstore_txn_write(t, "c", "b", 1, 0, b.data(), b.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &done), 0);
+	/* b is taken within a join wait or two */
+	uint64_t j1 = rs_debug_join_waits();
+	bool again = WaitJoinWait(j1 + 2);
+	EXPECT_EQ(done.load(), 0) << "a completed while its writes were held in flight";
+	rs_debug_hold_writes(0);
+	ASSERT_TRUE(waiting) << "the commit thread never waited for joiners";
+	ASSERT_TRUE(again);
+	for (int i = 0; i < 10000 && done.load() < 2; i++)
+		usleep(1000);
+	ASSERT_EQ(done.load(), 2);
+	struct rawstore_perf p1 = Perf(st);
+	EXPECT_EQ(p1.commit_groups - p0.commit_groups, 1u);
+	EXPECT_EQ(p1.dev_flushes - p0.dev_flushes, 1u);
+	EXPECT_EQ(p1.txns_committed - p0.txns_committed, 2u);
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == a);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	Reopen();
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == a);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	ExpectClean();
+}
+
+/*
+ * While a group's writes are in flight, an earlier group that becomes
+ * durable completes (its callbacks run, so its submitters can send more)
+ * instead of waiting for the later group's commit.
+ */
+TEST_F(CommitTest, DurableGroupCompletesWhileNextGroupWrites)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string a = pattern(65536, 3), b = pattern(65536, 4);
+	std::atomic<int> done_a{ 0 }, done_b{ 0 };
+
+	rs_debug_hold_sync(1);
+	uint64_t w0 = rs_debug_batches_written(st);
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "c", "a", 1, 0, a.data(), a.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &done_a), 0);
+	bool written = WaitWritten(st, w0 + 1);
+
+	uint64_t j0 = rs_debug_join_waits();
+	rs_debug_hold_writes(1);
+	t = T();
+	rawstore_txn_write(t, "c", "b", 1, 0, b.data(), b.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &done_b), 0);
+	bool waiting = WaitJoinWait(j0);
+	rs_debug_hold_sync(0);	/* a becomes durable while b's writes are held */
+	for (int i = 0; i < 5000 && done_a.load() < 1; i++)
+		usleep(1000);
+	int a_done = done_a.load(), b_done = done_b.load();
+	rs_debug_hold_writes(0);
+	ASSERT_TRUE(written);
+	ASSERT_TRUE(waiting);
+	EXPECT_EQ(a_done, 1) << "a durable group waited for the next group's writes";
+	EXPECT_EQ(b_done, 0);
+	for (int i = 0; i < 10000 && done_b.load() < 1; i++)
+		usleep(1000);
+	EXPECT_EQ(done_b.load(), 1);
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == a);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
 	ExpectClean();
 }
