@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <isa-l.h>
 #include <pthread.h>
@@ -84,10 +85,28 @@ void *rs_alloc_aligned(size_t len)
 #define IOBUF_CLASSES 8
 #define IOBUF_CLASS_BYTES (32U << 20)	/* cached per class */
 
+/*
+ * Large buffers live in transparent huge pages where the system offers
+ * them (also in THP "madvise" mode): a 1 MiB buffer inside one huge page
+ * is physically contiguous, so a 1 MiB direct write is one request of a
+ * few segments instead of 256 pages (a loop device takes 128 segments per
+ * request: such a write became two) and pinning it costs one page
+ * reference instead of 256.  Host loop device, 1 MiB creates at QD16:
+ * 1482-1564 -> 1884-2005 MB/s.  The 256 KiB..1 MiB classes are carved
+ * from 2 MiB slabs that stay in the cache (IOBUF_CLASS_BYTES per class;
+ * past that, plain buffers that are freed, not cached); from 2 MiB on,
+ * each buffer is a 2 MiB-aligned allocation of its own.
+ */
+#define IOBUF_HUGE (2U << 20)
+#define IOBUF_SLAB_MIN_CLASS 2		/* 256 KiB */
+#define IOBUF_SLABS (IOBUF_CLASS_BYTES / IOBUF_HUGE)
+
 static struct {
 	pthread_mutex_t lock;
 	void *free[IOBUF_CLASS_BYTES >> IOBUF_MIN_SHIFT];
 	unsigned int n;
+	char *slab[IOBUF_SLABS];	/* slab classes: the slabs carved so far */
+	unsigned int n_slab;
 } iobufs[IOBUF_CLASSES] = {
 	[0 ... IOBUF_CLASSES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
 };
@@ -103,6 +122,54 @@ static int iobuf_class(size_t len)
 	return c < IOBUF_CLASSES ? c : -1;
 }
 
+static size_t class_bytes(int c)
+{
+	return (size_t)1 << (IOBUF_MIN_SHIFT + c);
+}
+
+static bool slab_class(int c)
+{
+	return c >= IOBUF_SLAB_MIN_CLASS && class_bytes(c) < IOBUF_HUGE;
+}
+
+/* @len bytes (a multiple of 2 MiB) in huge pages if the system has them. */
+static void *huge_alloc(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, IOBUF_HUGE, len))
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE);	/* a hint: EINVAL without THP */
+	return p;
+}
+
+/* Class @c (a slab class, lock held): carve a new slab into the free list. */
+static void slab_carve(int c)
+{
+	size_t b = class_bytes(c), i;
+	char *s;
+
+	if (iobufs[c].n_slab == IOBUF_SLABS)
+		return;
+	s = huge_alloc(IOBUF_HUGE);
+	if (!s)
+		return;
+	iobufs[c].slab[iobufs[c].n_slab++] = s;
+	for (i = 0; i < IOBUF_HUGE / b; i++)
+		iobufs[c].free[iobufs[c].n++] = s + i * b;
+}
+
+static bool in_slab(int c, const void *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < iobufs[c].n_slab; i++)
+		if ((const char *)p >= iobufs[c].slab[i] &&
+		    (const char *)p < iobufs[c].slab[i] + IOBUF_HUGE)
+			return true;
+	return false;
+}
+
 void *rs_iobuf_alloc(size_t len)
 {
 	int c = iobuf_class(len);
@@ -111,10 +178,15 @@ void *rs_iobuf_alloc(size_t len)
 	if (c < 0)
 		return rs_alloc_aligned(len);
 	pthread_mutex_lock(&iobufs[c].lock);
+	if (!iobufs[c].n && slab_class(c))
+		slab_carve(c);
 	if (iobufs[c].n)
 		p = iobufs[c].free[--iobufs[c].n];
 	pthread_mutex_unlock(&iobufs[c].lock);
-	return p ? p : rs_alloc_aligned((size_t)1 << (IOBUF_MIN_SHIFT + c));
+	if (p)
+		return p;
+	return class_bytes(c) >= IOBUF_HUGE ? huge_alloc(class_bytes(c)) :
+					      rs_alloc_aligned(class_bytes(c));
 }
 
 void rs_iobuf_free(void *p, size_t len)
@@ -125,7 +197,10 @@ void rs_iobuf_free(void *p, size_t len)
 		return;
 	if (c >= 0) {
 		pthread_mutex_lock(&iobufs[c].lock);
-		if (iobufs[c].n < (IOBUF_CLASS_BYTES >> (IOBUF_MIN_SHIFT + c))) {
+		/* Slab buffers always go back (the list has room for all of
+		 * them); in slab classes, others are freed. */
+		if (slab_class(c) ? in_slab(c, p) :
+				    iobufs[c].n < (IOBUF_CLASS_BYTES >> (IOBUF_MIN_SHIFT + c))) {
 			iobufs[c].free[iobufs[c].n++] = p;
 			p = NULL;
 		}

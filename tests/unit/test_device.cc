@@ -5,11 +5,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <set>
+
 #include "helpers.h"
 
 extern "C" {
 #include "device.h"
 void *rs_alloc_aligned(size_t len);
+void *rs_iobuf_alloc(size_t len);
+void rs_iobuf_free(void *p, size_t len);
 }
 
 class DeviceTest : public ::testing::Test {
@@ -228,4 +232,45 @@ TEST_F(LoopTest, SpaceVerbsOnABlockDevice)
 	EXPECT_EQ(dev_prealloc_stale(d, 0, 1 << 20), -EOPNOTSUPP);
 	EXPECT_EQ(dev_zero_range(d, 100, 512), -EINVAL);
 	dev_close(d);
+}
+
+/*
+ * The I/O buffer cache: 1 MiB buffers are carved from 2 MiB-aligned slabs
+ * (huge pages where the system has them, so a 1 MiB direct write is one
+ * physically contiguous request), 32 MiB of them per class; past that,
+ * plain buffers.  All are distinct, slab buffers come back on free, and
+ * buffers of 2 MiB and more are 2 MiB-aligned.
+ */
+TEST(IoBuf, LargeBuffersComeFromAlignedSlabs)
+{
+	const size_t mib = 1 << 20;
+	std::vector<uint8_t *> v;
+	for (int i = 0; i < 40; i++) {
+		auto p = static_cast<uint8_t *>(rs_iobuf_alloc(mib));
+		ASSERT_NE(p, nullptr);
+		EXPECT_EQ((uintptr_t)p % 4096, 0u);
+		memset(p, i + 1, mib);
+		v.push_back(p);
+	}
+	for (int i = 0; i < 32; i++)
+		EXPECT_EQ((uintptr_t)v[(size_t)i] % mib, 0u) << "buffer " << i << " not in a slab";
+	for (int i = 0; i < 40; i++) /* disjoint: each still holds its own byte */
+		for (size_t o = 0; o < mib; o += 4096)
+			ASSERT_EQ(v[(size_t)i][o], (uint8_t)(i + 1)) << "buffers " << i << " overlap";
+	std::set<uint8_t *> slab(v.begin(), v.begin() + 32);
+	for (auto p : v)
+		rs_iobuf_free(p, mib);
+	/* the slab buffers come back (the 8 plain ones were freed) */
+	std::vector<uint8_t *> w;
+	for (int i = 0; i < 32; i++) {
+		w.push_back(static_cast<uint8_t *>(rs_iobuf_alloc(mib)));
+		EXPECT_EQ(slab.count(w.back()), 1u) << "allocation " << i << " is not a slab buffer";
+	}
+	for (auto p : w)
+		rs_iobuf_free(p, mib);
+	auto big = static_cast<uint8_t *>(rs_iobuf_alloc(4 * mib));
+	ASSERT_NE(big, nullptr);
+	EXPECT_EQ((uintptr_t)big % (2 * mib), 0u);
+	memset(big, 7, 4 * mib);
+	rs_iobuf_free(big, 4 * mib);
 }
