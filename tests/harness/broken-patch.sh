@@ -5,6 +5,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -a "$repo/kernel" "$tmp/kernel"
+mkdir -p "$tmp/tests/kernel"
+cp -a "$repo/tests/kernel/module" "$tmp/tests/kernel/module"
 cat > "$tmp/kernel/patches/9999-broken-on-purpose.patch" <<'P'
 From: rawstore test <test@rawstore.invalid>
 Subject: [PATCH] test: a patch that cannot apply
