@@ -27,6 +27,11 @@
  * for transactions that may join the group. */
 #define JOIN_WAIT_US 200
 
+/* Joining stops once a group carries this much write data: beyond it the
+ * device is busy anyway, and later arrivals are better applied as the
+ * next group while this one syncs. */
+#define JOIN_MAX_BYTES (32ULL << 20)
+
 /* Groups written and not yet durable, beyond the one being applied. */
 #define PIPE_DEPTH 2
 #define PIPE_SLOTS (PIPE_DEPTH + 1)
@@ -75,6 +80,16 @@ void rs_debug_hold_writes(int hold)
 uint64_t rs_debug_join_waits(void)
 {
 	return __atomic_load_n(&join_waits, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t group_bytes(struct rawstore_txn *const *ts, unsigned int n)
+{
+	uint64_t b = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		b += ts[i]->bytes;
+	return b;
 }
 
 /*
@@ -634,7 +649,8 @@ again:
 		 * their writes at once instead of after this group's commit. */
 		if (i == n && !pass) {
 			n += take_queued(st, ts + n, st->opts.max_group - n);
-			while (i == n && n < st->opts.max_group && !group_writes_done(st)) {
+			while (i == n && n < st->opts.max_group && group_bytes(ts, n) < JOIN_MAX_BYTES &&
+			       !group_writes_done(st)) {
 				pipe_reap_durable(st);
 				n += take_queued(st, ts + n, st->opts.max_group - n);
 			}

@@ -94,8 +94,11 @@ void *rs_alloc_aligned(size_t len)
  * reference instead of 256.  Host loop device, 1 MiB creates at QD16:
  * 1482-1564 -> 1884-2005 MB/s.  The 256 KiB..1 MiB classes are carved
  * from 2 MiB slabs that stay in the cache (IOBUF_CLASS_BYTES per class;
- * past that, plain buffers that are freed, not cached); from 2 MiB on,
- * each buffer is a 2 MiB-aligned allocation of its own.
+ * past that, plain buffers that are freed, not cached).  Larger classes
+ * stay plain: with more of them in flight than the cache holds (4 MiB
+ * creates at QD256), each fresh huge-page buffer cost milliseconds of CPU
+ * in page clearing (perf: clear_page_erms 43 %), and creates ran at a
+ * quarter of the speed; malloc's reuse of freed memory avoids that.
  */
 #define IOBUF_HUGE (2U << 20)
 #define IOBUF_SLAB_MIN_CLASS 2		/* 256 KiB */
@@ -185,8 +188,7 @@ void *rs_iobuf_alloc(size_t len)
 	pthread_mutex_unlock(&iobufs[c].lock);
 	if (p)
 		return p;
-	return class_bytes(c) >= IOBUF_HUGE ? huge_alloc(class_bytes(c)) :
-					      rs_alloc_aligned(class_bytes(c));
+	return rs_alloc_aligned(class_bytes(c));
 }
 
 void rs_iobuf_free(void *p, size_t len)
