@@ -43,6 +43,13 @@ pv_pool() {
 		dmsetup create "$name-thin" --table "0 $((tsize * 2048)) thin /dev/mapper/$name 1"
 }
 
+# pv_devno DEV [SEP]: DEV's major and minor numbers in decimal, joined by
+# SEP (default ':', as in /sys/dev/block and cgroup io.max; ',' as in block
+# traces).
+pv_devno() {
+	stat -L -c '%t %T' "$1" | while read -r ma mi; do printf "%d${2:-:}%d" "0x$ma" "0x$mi"; done
+}
+
 # pv_trace_rwbs DEV: a provision of [3 MiB, +1 MiB) on DEV shows in the
 # block:block_bio_queue trace event with rwbs "P".
 pv_trace_rwbs() {
@@ -59,8 +66,7 @@ pv_trace_rwbs() {
 	r=$(/usr/sbin/fallocate -o 3M -l 1M "$1" 2>&1) && r=ok
 	echo 0 > $tr/tracing_on
 	echo 0 > $tr/events/block/block_bio_queue/enable
-	set -- $(stat -L -c '%t %T' "$1")
-	mm=$(printf '%d,%d' "0x$1" "0x$2")
+	mm=$(pv_devno "$1" ,)
 	line=$(grep "block_bio_queue: $mm " $tr/trace | grep " 6144 + 2048 ")
 	: > $tr/trace
 	echo "    # fallocate: $r; trace: $line"
@@ -77,8 +83,7 @@ pv_trace_rwbs() {
 pv_trace_split() {
 	tr=/sys/kernel/tracing
 	[ -e $tr/events ] || mount -t tracefs nodev $tr 2> /dev/null
-	set -- "$1" $(stat -L -c '%t %T' "$1")
-	max=$(cat /sys/dev/block/$(printf '%d:%d' "0x$2" "0x$3")/queue/provision_max_bytes)
+	max=$(cat /sys/dev/block/$(pv_devno "$1")/queue/provision_max_bytes)
 	len=$((max * 5 / 2))
 	echo 0 > $tr/tracing_on
 	: > $tr/trace
@@ -87,7 +92,7 @@ pv_trace_split() {
 	r=$(/usr/sbin/fallocate -o 68K -l $len "$1" 2>&1) && r=ok
 	echo 0 > $tr/tracing_on
 	echo 0 > $tr/events/block/block_bio_queue/enable
-	mm=$(printf '%d,%d' "0x$2" "0x$3")
+	mm=$(pv_devno "$1" ,)
 	sizes=$(grep "block_bio_queue: $mm P " $tr/trace | sed 's/.* + \([0-9]*\) .*/\1/' | tr '\n' ' ')
 	: > $tr/trace
 	n=0 sum=0 big=0
@@ -108,8 +113,7 @@ pv_trace_split() {
 # pv_discard_ios DEV: discard I/Os completed on DEV (diskstats field 12,
 # where provision is accounted).
 pv_discard_ios() {
-	awk '{ print $12 }' "/sys/dev/block/$(stat -L -c '%t %T' "$1" |
-		while read -r ma mi; do printf '%d:%d' "0x$ma" "0x$mi"; done)/stat"
+	awk '{ print $12 }' "/sys/dev/block/$(pv_devno "$1")/stat"
 }
 
 # pv_provbio DEV SECTOR SECTORS: submit one provision bio to DEV through the
@@ -154,8 +158,7 @@ pv_zero_bio() {
 pv_throttle() {
 	cg=/sys/fs/cgroup
 	grep -q " $cg cgroup2 " /proc/mounts || mount -t cgroup2 none $cg 2> /dev/null
-	set -- "$1" $(stat -L -c '%t %T' "$1")
-	mm=$(printf '%d:%d' "0x$2" "0x$3")
+	mm=$(pv_devno "$1")
 	if ! echo +io > $cg/cgroup.subtree_control || ! mkdir -p $cg/prov-thr ||
 		! echo "$mm wbps=1048576" > $cg/prov-thr/io.max; then
 		kt_result provision/throttle FAIL "cannot set io.max in a cgroup2 group on $mm"
