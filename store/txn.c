@@ -148,7 +148,7 @@ static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 	 * block is RS_IO_ALIGN).  Writes of one block or less are skipped:
 	 * with the default inline_max they stay in RocksDB, unchecksummed. */
 	if (len > RS_IO_ALIGN) {
-		uint64_t i = op->off % RS_IO_ALIGN ? 1 : 0;
+		uint64_t i = head ? 1 : 0;
 		uint64_t n = (head + len) / RS_IO_ALIGN;
 
 		op->crc4k = malloc(n * sizeof(*op->crc4k));
@@ -168,7 +168,7 @@ static uint32_t block_crc(const struct rs_op *op, bool in_op_buf, const uint8_t 
 {
 	if (in_op_buf && op->crc4k && cb == RS_IO_ALIGN && lofs >= op->off &&
 	    lofs + cb <= op->off + op->dlen)
-		return op->crc4k[(lofs - (op->off - op->off % RS_IO_ALIGN)) / RS_IO_ALIGN];
+		return op->crc4k[(lofs - round_down(op->off, RS_IO_ALIGN)) / RS_IO_ALIGN];
 	return rs_crc32c(p, cb);
 }
 
@@ -426,7 +426,7 @@ static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0
 
 	if (!op || !op->dbuf || data != op->data)
 		return NULL;
-	base = op->off - op->off % RS_IO_ALIGN;
+	base = round_down(op->off, RS_IO_ALIGN);
 	if ((pos != a0 || cend != b0) &&
 	    (a0 < base || b0 > round_up(op->off + op->dlen, RS_IO_ALIGN)))
 		return NULL;

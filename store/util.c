@@ -202,7 +202,7 @@ void rs_iobuf_free(void *p, size_t len)
 		/* Slab buffers always go back (the list has room for all of
 		 * them); in slab classes, others are freed. */
 		if (slab_class(c) ? in_slab(c, p) :
-				    iobufs[c].n < (IOBUF_CLASS_BYTES >> (IOBUF_MIN_SHIFT + c))) {
+				    iobufs[c].n < IOBUF_CLASS_BYTES / class_bytes(c)) {
 			iobufs[c].free[iobufs[c].n++] = p;
 			p = NULL;
 		}
