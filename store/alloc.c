@@ -94,7 +94,7 @@ static void tree_remove(struct extset *s, int t, struct ext_node *n)
 	s->root[t] = merge(t, l, r);
 }
 
-static void node_add(struct extset *s, uint64_t off, uint64_t len, struct ext_node *n)
+static void node_link(struct extset *s, uint64_t off, uint64_t len, struct ext_node *n)
 {
 	n->off = off;
 	n->len = len;
@@ -103,6 +103,11 @@ static void node_add(struct extset *s, uint64_t off, uint64_t len, struct ext_no
 		tree_insert(s, 1, n);
 	s->total += len;
 	s->count++;
+}
+
+static void node_add(struct extset *s, uint64_t off, uint64_t len, struct ext_node *n)
+{
+	node_link(s, off, len, n);
 	if (s->obs && s->obs->put)
 		s->obs->put(s->obs->arg, off, len);
 }
@@ -119,9 +124,16 @@ static void node_unlink(struct extset *s, struct ext_node *n)
 /* Change @n to [off, off+len), keeping the indexes and observers right. */
 static void node_update(struct extset *s, struct ext_node *n, uint64_t off, uint64_t len)
 {
+	bool moved = off != n->off;
+
 	node_unlink(s, n);
-	if (off != n->off && s->obs && s->obs->del)
+	if (moved && s->obs && s->obs->del)
 		s->obs->del(s->obs->arg, n->off);
+	if (!moved && s->obs && s->obs->resize) {
+		node_link(s, off, len, n);
+		s->obs->resize(s->obs->arg, off, len);
+		return;
+	}
 	node_add(s, off, len, n);
 }
 

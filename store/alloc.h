@@ -23,6 +23,8 @@ struct extset_observer {
 	void (*put)(void *arg, uint64_t off, uint64_t len);
 	void (*del)(void *arg, uint64_t off);
 	void *arg;
+	/* Optional: the extent at @off only changed its length (else put). */
+	void (*resize)(void *arg, uint64_t off, uint64_t len);
 };
 
 struct extset {

@@ -71,6 +71,7 @@ static int sync_held;
 /* Test hooks: group writes reported in flight; join waits so far. */
 static int writes_held;
 static uint64_t join_waits;
+static uint64_t last_batch_entries;
 
 void rs_debug_hold_writes(int hold)
 {
@@ -80,6 +81,11 @@ void rs_debug_hold_writes(int hold)
 uint64_t rs_debug_join_waits(void)
 {
 	return __atomic_load_n(&join_waits, __ATOMIC_ACQUIRE);
+}
+
+uint64_t rs_debug_last_batch_entries(void)
+{
+	return __atomic_load_n(&last_batch_entries, __ATOMIC_ACQUIRE);
 }
 
 static uint64_t group_bytes(struct rawstore_txn *const *ts, unsigned int n)
@@ -607,6 +613,7 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 	ret = space_commit(st, &g->allocs, &g->frees, h);
 	if (ret)
 		return ret;
+	space_stage_end(st, true);
 	if (st->next_nid != st->stored_nid) {
 		key_nid(&k);
 		put_le64(v, st->next_nid);
@@ -620,6 +627,8 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 		key_counts(&k);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, c, 16);
 	}
+	__atomic_store_n(&last_batch_entries, (uint64_t)rocksdb_writebatch_wi_count(st->wb),
+			 __ATOMIC_RELEASE);
 	ret = meta_commit_nosync(st->meta, st->wb);
 	if (!ret)
 		st->stored_nid = st->next_nid;
@@ -638,6 +647,7 @@ static void commit_group(struct rawstore *st, struct pipe_group *pg)
 again:
 	rocksdb_writebatch_wi_clear(st->wb);
 	dev_wq_reset(st->dev);
+	space_stage_begin(st);
 	for (i = 0;; i++) {
 		struct rs_txn_ctx c = { 0 };
 		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
@@ -812,6 +822,7 @@ out_complete:
 	dev_wq_wait(st->dev);
 	deferred_truncate(st, 0);
 	keyvec_free(&st->ocache_dirty);
+	space_stage_end(st, false);
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&g.allocs);
 	pext_vec_free(&g.frees);

@@ -111,6 +111,8 @@ void rs_debug_hold_writes(int hold);
 /* How often, since the process started, the commit thread looked for
  * transactions to join a group while its writes were in flight. */
 uint64_t rs_debug_join_waits(void);
+/* Entries (puts and deletes) in the last commit batch written. */
+uint64_t rs_debug_last_batch_entries(void);
 
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names

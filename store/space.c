@@ -36,6 +36,27 @@ struct space_round {
 	int err;			/* first error */
 };
 
+/*
+ * While a commit group is applied, the free and unpunched lists change with
+ * every allocation, each change a delete and a put of the extent it moved.
+ * They are staged here instead of going into the group's batch one by one,
+ * and only the last change of each record goes in, at commit: a group of
+ * N creates carved from one free extent writes one record, not 2N.
+ */
+struct stage_ent {
+	uint64_t off, len;
+	uint32_t seq;
+	char type;		/* 'F' or 'P' */
+	bool del;
+	bool existed;		/* the record existed before this change */
+};
+
+struct stage {
+	struct stage_ent *v;
+	uint32_t n, cap;
+	bool on;
+};
+
 struct rs_space {
 	struct rs_job_runner jobs;	/* the commit thread (space_start) */
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
@@ -43,6 +64,7 @@ struct rs_space {
 	bool prov_dirty;		/* provisioned changed since its records (prov_sync) */
 	uint64_t held;			/* bytes freed by batches not yet durable */
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
+	struct stage stage;		/* "F"/"P" changes of the group being applied */
 
 	struct rs_disk_space_policy rec;	/* as recorded */
 	int zero_mode;			/* RAWSTORE_ZERO_PREPARE or _PAD, in effect */
@@ -87,24 +109,118 @@ static void obs_del(rocksdb_writebatch_wi_t *wb, char type, uint64_t off)
 	rocksdb_writebatch_wi_delete(wb, k.buf, k.len);
 }
 
+static int stage_cmp(const void *a, const void *b)
+{
+	const struct stage_ent *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Into st->wb: the last staged change of each record, in order; a record
+ * that did not exist before its first change and is deleted by its last
+ * (an extent carved away within the group) needs nothing.
+ */
+static void stage_write(struct rawstore *st)
+{
+	struct stage *sg = &st->space->stage;
+	uint32_t i, first = 0;
+
+	qsort(sg->v, sg->n, sizeof(*sg->v), stage_cmp);
+	for (i = 0; i < sg->n; i++) {
+		const struct stage_ent *e = &sg->v[i];
+
+		if (i && (sg->v[i - 1].type != e->type || sg->v[i - 1].off != e->off))
+			first = i;
+		if (i + 1 < sg->n && sg->v[i + 1].type == e->type && sg->v[i + 1].off == e->off)
+			continue;
+		if (!e->del)
+			obs_put(st->wb, e->type, e->off, e->len);
+		else if (sg->v[first].existed)
+			obs_del(st->wb, e->type, e->off);
+	}
+	sg->n = 0;
+}
+
+/* A change of an "F" or "P" record: staged while a group is applied, else
+ * straight into st->wb. */
+static void rec_change(struct rawstore *st, char type, uint64_t off, uint64_t len, bool del,
+		       bool existed)
+{
+	struct stage *sg = &st->space->stage;
+
+	if (sg->on && sg->n == sg->cap) {
+		uint32_t cap = sg->cap ? sg->cap * 2 : 256;
+		struct stage_ent *v = realloc(sg->v, cap * sizeof(*v));
+
+		if (v) {
+			sg->v = v;
+			sg->cap = cap;
+		} else {
+			/* No room: what is staged goes in first, keeping the order. */
+			stage_write(st);
+		}
+	}
+	if (sg->on && sg->n < sg->cap) {
+		sg->v[sg->n] = (struct stage_ent){ off, len, sg->n, type, del, existed };
+		sg->n++;
+	} else if (del) {
+		obs_del(st->wb, type, off);
+	} else {
+		obs_put(st->wb, type, off, len);
+	}
+}
+
 static void free_put(void *a, uint64_t off, uint64_t len)
 {
-	obs_put(((struct rawstore *)a)->wb, 'F', off, len);
+	rec_change(a, 'F', off, len, false, false);
+}
+
+static void free_resize(void *a, uint64_t off, uint64_t len)
+{
+	rec_change(a, 'F', off, len, false, true);
 }
 
 static void free_del(void *a, uint64_t off)
 {
-	obs_del(((struct rawstore *)a)->wb, 'F', off);
+	rec_change(a, 'F', off, 0, true, true);
 }
 
 static void unp_put(void *a, uint64_t off, uint64_t len)
 {
-	obs_put(((struct rawstore *)a)->wb, 'P', off, len);
+	rec_change(a, 'P', off, len, false, false);
+}
+
+static void unp_resize(void *a, uint64_t off, uint64_t len)
+{
+	rec_change(a, 'P', off, len, false, true);
 }
 
 static void unp_del(void *a, uint64_t off)
 {
-	obs_del(((struct rawstore *)a)->wb, 'P', off);
+	rec_change(a, 'P', off, 0, true, true);
+}
+
+void space_stage_begin(struct rawstore *st)
+{
+	if (!st->space)
+		return;
+	st->space->stage.n = 0;
+	st->space->stage.on = true;
+}
+
+void space_stage_end(struct rawstore *st, bool write)
+{
+	if (!st->space)
+		return;
+	if (write)
+		stage_write(st);
+	st->space->stage.n = 0;
+	st->space->stage.on = false;
 }
 
 static rocksdb_writebatch_wi_t *zwb(struct rawstore *st)
@@ -618,10 +734,10 @@ void space_attach(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;
 
-	st->free_obs = (struct extset_observer){ free_put, free_del, st };
-	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st };
-	sp->zobs = (struct extset_observer){ zero_put, zero_del, st };
-	sp->wobs = (struct extset_observer){ infl_put, infl_del, st };
+	st->free_obs = (struct extset_observer){ free_put, free_del, st, free_resize };
+	st->unpunched_obs = (struct extset_observer){ unp_put, unp_del, st, unp_resize };
+	sp->zobs = (struct extset_observer){ zero_put, zero_del, st, NULL };
+	sp->wobs = (struct extset_observer){ infl_put, infl_del, st, NULL };
 	st->freeset.obs = &st->free_obs;
 	st->unpunched.obs = &st->unpunched_obs;
 	sp->zeroed.obs = &sp->zobs;
@@ -655,6 +771,7 @@ void space_destroy(struct rawstore *st)
 	extset_destroy(&sp->provisioned);
 	pext_vec_free(&sp->round.r);
 	free(sp->round.res);
+	free(sp->stage.v);
 	pthread_mutex_destroy(&sp->lock);
 	pthread_cond_destroy(&sp->cond);
 	pthread_mutex_destroy(&sp->round_lock);
@@ -923,9 +1040,11 @@ void space_unalloc(struct rawstore *st, const struct pext *v, size_t n)
 	const struct extset_observer *obs = st->freeset.obs;
 	size_t i;
 
-	/* Never recorded as allocated: put back without a record.  Written,
-	 * maybe: dirty. */
-	st->freeset.obs = NULL;
+	/* Written, maybe: dirty.  Its allocation's "F" changes are staged
+	 * (space_stage_begin): so is their undoing.  Else they are still in
+	 * st->wb, to be rolled back or cleared: put back without a record. */
+	if (!st->space->stage.on)
+		st->freeset.obs = NULL;
 	for (i = 0; i < n; i++) {
 		if (!v[i].len)
 			continue;

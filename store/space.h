@@ -125,6 +125,15 @@ struct space_hold {
  */
 int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 		 const struct pext_vec *frees, struct space_hold *h);
+/*
+ * Commit thread, around a group: from space_stage_begin() on, the free
+ * and unpunched records that allocations and frees change are staged, and
+ * space_stage_end() puts the last change of each into st->wb (@write; the
+ * same records as one change at a time) or forgets them (the batch is
+ * not committed; the lists in memory are as before the group then).
+ */
+void space_stage_begin(struct rawstore *st);
+void space_stage_end(struct rawstore *st, bool write);
 /* Commit thread, once the batch of @h is durable: its frees become
  * allocatable (dirty), its readied space writable; empties @h. */
 void space_release(struct rawstore *st, struct space_hold *h);

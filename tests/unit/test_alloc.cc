@@ -11,11 +11,26 @@ extern "C" {
 
 struct Mirror {
 	std::map<uint64_t, uint64_t> m;
+	unsigned int misnamed = 0;	/* a put of an existing record, or a
+					 * resize of a missing one */
 };
 
+/* put names a new record, resize an existing one (the staging of the
+ * store's free-list records relies on it) */
 static void m_put(void *a, uint64_t off, uint64_t len)
 {
-	static_cast<Mirror *>(a)->m[off] = len;
+	Mirror *mi = static_cast<Mirror *>(a);
+
+	mi->misnamed += mi->m.count(off) != 0;
+	mi->m[off] = len;
+}
+
+static void m_resize(void *a, uint64_t off, uint64_t len)
+{
+	Mirror *mi = static_cast<Mirror *>(a);
+
+	mi->misnamed += mi->m.count(off) == 0;
+	mi->m[off] = len;
 }
 
 static void m_del(void *a, uint64_t off)
@@ -33,7 +48,7 @@ class AllocTest : public ::testing::Test {
 protected:
 	struct extset s;
 	Mirror mir;
-	struct extset_observer obs = { m_put, m_del, &mir };
+	struct extset_observer obs = { m_put, m_del, &mir, m_resize };
 	void SetUp() override
 	{
 		extset_init(&s, true);
@@ -45,6 +60,7 @@ protected:
 		std::map<uint64_t, uint64_t> m;
 		extset_walk(&s, to_map, &m);
 		EXPECT_EQ(m, mir.m);
+		EXPECT_EQ(mir.misnamed, 0u);
 		return m;
 	}
 };
