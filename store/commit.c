@@ -648,6 +648,7 @@ again:
 	rocksdb_writebatch_wi_clear(st->wb);
 	dev_wq_reset(st->dev);
 	space_stage_begin(st);
+	txn_forget(st);
 	for (i = 0;; i++) {
 		struct rs_txn_ctx c = { 0 };
 		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
@@ -686,6 +687,7 @@ again:
 			ret = append_vec(&g.frees, &c.frees);
 		if (ret) {
 			txn_fail(ts[i], ret);
+			txn_forget(st);
 			/* What was copied into the group before the failure goes too. */
 			g.allocs.n = na;
 			g.frees.n = nf;

@@ -61,6 +61,10 @@ struct rawstore {
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 	struct rs_ocache *ocache;	/* decoded onodes (ocache.h) */
 	struct rs_keyvec ocache_dirty;	/* onode keys the group changes (commit thread) */
+	/* A collection that exists, as the group applied so far sees it
+	 * (txn.c, commit thread): checked once, not per operation. */
+	char coll_seen[64];
+	bool coll_seen_ok;
 
 	struct rawstore_perf perf;	/* updated atomically */
 };
@@ -99,6 +103,9 @@ struct rs_txn_ctx {
 };
 
 int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ctx);
+/* Forget what txn_apply() learnt about the batch: at the start of a group
+ * and when a transaction's part of the batch is rolled back. */
+void txn_forget(struct rawstore *st);
 
 /* store.c: bit 0 primary, bit 1 backup superblock differs from the one in
  * use; with @repair rewrite the bad copies (and flush).  Returns the mask

@@ -476,16 +476,29 @@ static int store_onode(struct actx *a, const char *coll, const void *name, size_
 
 static int coll_check(struct actx *a, const char *coll)
 {
+	struct rawstore *st = a->st;
 	struct rs_key k;
 	char *v;
 	size_t vl;
 	int ret;
 
+	if (st->coll_seen_ok && !strcmp(st->coll_seen, coll))
+		return 0;
 	key_coll(&k, coll);
-	ret = meta_get(a->st->meta, a->wb, &k, &v, &vl);
-	if (!ret)
-		rocksdb_free(v);
-	return ret;
+	ret = meta_get(st->meta, a->wb, &k, &v, &vl);
+	if (ret)
+		return ret;
+	rocksdb_free(v);
+	if (strlen(coll) < sizeof(st->coll_seen)) {
+		strcpy(st->coll_seen, coll);
+		st->coll_seen_ok = true;
+	}
+	return 0;
+}
+
+void txn_forget(struct rawstore *st)
+{
+	st->coll_seen_ok = false;
 }
 
 /* True if every unit of [a, b) is mapped. */
@@ -1131,7 +1144,11 @@ static int coll_op(struct actx *a, const struct rs_op *op)
 {
 	struct rs_key k;
 	struct rs_iter *it;
-	int ret = coll_check(a, op->coll);
+	int ret;
+
+	txn_forget(a->st);
+	ret = coll_check(a, op->coll);
+	txn_forget(a->st);
 
 	if (op->type == OP_COLL_CREATE) {
 		struct rs_disk_coll c = { htole32(RS_COLL_VERSION), 0 };
@@ -1277,6 +1294,8 @@ int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ct
 	for (i = 0; i < t->n; i++) {
 		ret = apply_op(&a, &t->ops[i]);
 		if (ret) {
+			/* its part of the batch is rolled back */
+			txn_forget(st);
 			t->failed_op = (int)i;
 			return ret;
 		}

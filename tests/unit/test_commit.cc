@@ -877,3 +877,85 @@ TEST_F(CommitTest, GroupWritesEachFreeRecordOnce)
 		EXPECT_TRUE(Read("c", "o" + std::to_string(i), 0, 70000) == data[i]);
 	ExpectClean();
 }
+
+struct Result {
+	std::atomic<int> done{ 0 };
+	std::atomic<int> result{ 1 };
+};
+
+static void result_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	Result *r = static_cast<Result *>(arg);
+
+	r->result = result;
+	r->done++;
+	rawstore_txn_free(t);
+}
+
+/*
+ * Within one group, a collection's existence is checked once and then
+ * remembered: not after the collection is removed, and not after the
+ * transaction that created it fails and is rolled back.
+ */
+TEST_F(CommitTest, CollectionChecksFollowTheGroup)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string a = pattern(65536, 5);
+	Result r[6];
+	uint64_t j0 = rs_debug_join_waits();
+	struct rawstore_perf p0 = Perf(st);
+
+	rs_debug_hold_writes(1);
+	struct rawstore_txn *t = T();	/* 0: c exists */
+	rawstore_txn_write(t, "c", "x", 1, 0, a.data(), a.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[0]), 0);
+	bool waiting = WaitJoinWait(j0);
+	t = T();			/* 1: empty c and remove it */
+	rawstore_txn_remove(t, "c", "x", 1);
+	rawstore_txn_coll_remove(t, "c");
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[1]), 0);
+	t = T();			/* 2: c is gone */
+	rawstore_txn_touch(t, "c", "y", 1);
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[2]), 0);
+	t = T();			/* 3: creates d, writes to it, fails */
+	rawstore_txn_coll_create(t, "d");
+	rawstore_txn_touch(t, "d", "z", 1);
+	rawstore_txn_remove(t, "d", "nothing", 7);
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[3]), 0);
+	t = T();			/* 4: so d does not exist */
+	rawstore_txn_touch(t, "d", "w", 1);
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[4]), 0);
+	t = T();			/* 5: c again, as a new collection */
+	rawstore_txn_coll_create(t, "c");
+	rawstore_txn_touch(t, "c", "v", 1);
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &r[5]), 0);
+	bool joined = WaitJoinWait(rs_debug_join_waits() + 2);
+	rs_debug_hold_writes(0);
+	for (int i = 0; i < 10000; i++) {
+		int n = 0;
+
+		for (auto &x : r)
+			n += x.done.load();
+		if (n == 6)
+			break;
+		usleep(1000);
+	}
+	ASSERT_TRUE(waiting);
+	ASSERT_TRUE(joined);
+	for (auto &x : r)
+		ASSERT_EQ(x.done.load(), 1);
+	EXPECT_EQ(Perf(st).commit_groups - p0.commit_groups, 1u);
+	EXPECT_EQ(r[0].result.load(), 0);
+	EXPECT_EQ(r[1].result.load(), 0);
+	EXPECT_EQ(r[2].result.load(), -ENOENT);
+	EXPECT_EQ(r[3].result.load(), -ENOENT);
+	EXPECT_EQ(r[4].result.load(), -ENOENT);
+	EXPECT_EQ(r[5].result.load(), 0);
+	Reopen();
+	struct rawstore_stat sb = {};
+	sb.struct_size = sizeof(sb);
+	EXPECT_EQ(rawstore_stat(st, "c", "v", 1, &sb), 0);
+	EXPECT_EQ(rawstore_stat(st, "c", "x", 1, &sb), -ENOENT);
+	EXPECT_EQ(rawstore_stat(st, "d", "z", 1, &sb), -ENOENT);
+	ExpectClean();
+}
