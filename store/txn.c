@@ -41,6 +41,7 @@ struct rs_op {
 	 * blocks the data covers wholly.  NULL for short writes. */
 	uint32_t *crc4k;
 	bool aligned;
+	bool borrowed;		/* @data is the caller's (rawstore_txn_write_nocopy) */
 };
 
 #define RS_IO_ALIGN 4096U
@@ -63,7 +64,9 @@ static void op_free(struct rs_op *op)
 	free(op->coll);
 	free(op->name);
 	free(op->name2);
-	if (op->dbuf)
+	if (op->borrowed)
+		;
+	else if (op->dbuf)
 		rs_iobuf_free(op->dbuf, round_up(op->off % RS_IO_ALIGN + op->dlen, RS_IO_ALIGN));
 	else
 		free(op->data);
@@ -132,6 +135,26 @@ static bool name_ok(const void *name, size_t nlen)
 	return name && nlen >= 1 && nlen <= RAWSTORE_NAME_MAX;
 }
 
+/*
+ * Checksums of the blocks of @op->dbuf its data covers wholly, now, in the
+ * caller's thread and while the data is warm in the cache (write_extents
+ * uses them when the store's checksum block is RS_IO_ALIGN).  Writes of
+ * one block or less are skipped: with the default inline_max they stay in
+ * RocksDB, unchecksummed.
+ */
+static void op_checksums(struct rs_op *op)
+{
+	const uint8_t *b = op->dbuf;
+	size_t head = op->off % RS_IO_ALIGN;
+	uint64_t i = head ? 1 : 0, n = (head + op->dlen) / RS_IO_ALIGN;
+
+	if (op->dlen <= RS_IO_ALIGN)
+		return;
+	op->crc4k = malloc(n * sizeof(*op->crc4k));
+	for (; op->crc4k && i < n; i++)
+		op->crc4k[i] = rs_crc32c(b + i * RS_IO_ALIGN, RS_IO_ALIGN);
+}
+
 /* The one copy of write data: into an aligned I/O buffer, at off % 4096. */
 static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 {
@@ -143,18 +166,7 @@ static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 	memcpy(b + head, src, len);
 	op->dbuf = b;
 	op->data = b + head;
-	/* Checksums of the wholly covered blocks now, while the copy is warm
-	 * in the cache (write_extents uses them when the store's checksum
-	 * block is RS_IO_ALIGN).  Writes of one block or less are skipped:
-	 * with the default inline_max they stay in RocksDB, unchecksummed. */
-	if (len > RS_IO_ALIGN) {
-		uint64_t i = head ? 1 : 0;
-		uint64_t n = (head + len) / RS_IO_ALIGN;
-
-		op->crc4k = malloc(n * sizeof(*op->crc4k));
-		for (; op->crc4k && i < n; i++)
-			op->crc4k[i] = rs_crc32c(b + i * RS_IO_ALIGN, RS_IO_ALIGN);
-	}
+	op_checksums(op);
 	return 0;
 }
 
@@ -191,8 +203,12 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		ret = dup_bytes(&op.name, tmpl->name, tmpl->nlen);
 	if (!ret && tmpl->name2)
 		ret = dup_bytes(&op.name2, tmpl->name2, tmpl->n2len);
-	if (!ret && tmpl->data && tmpl->aligned)
+	if (!ret && tmpl->data && tmpl->borrowed) {
+		op.data = op.dbuf = tmpl->data;
+		op_checksums(&op);
+	} else if (!ret && tmpl->data && tmpl->aligned) {
 		ret = dup_aligned(&op, tmpl->data, tmpl->dlen);
+	}
 	else if (!ret && tmpl->data)
 		ret = dup_bytes(&op.data, tmpl->data, tmpl->dlen);
 	if (!ret && tmpl->key)
@@ -272,6 +288,21 @@ int rawstore_txn_write(struct rawstore_txn *t, const char *coll, const void *nam
 	if (ret)
 		return ret;
 	if (!buf && len)
+		return -EINVAL;
+	return obj_op(t, OP_WRITE, coll, name, nlen, &op);
+}
+
+int rawstore_txn_write_nocopy(struct rawstore_txn *t, const char *coll, const void *name,
+			      size_t nlen, uint64_t off, const void *buf, size_t len)
+{
+	struct rs_op op = { .off = off, .len = len, .data = (void *)buf, .dlen = len,
+			    .borrowed = true };
+	int ret = range_ok(off, len);
+
+	if (ret)
+		return ret;
+	if (!buf || !len || (uintptr_t)buf % RS_IO_ALIGN || off % RS_IO_ALIGN ||
+	    len % RS_IO_ALIGN)
 		return -EINVAL;
 	return obj_op(t, OP_WRITE, coll, name, nlen, &op);
 }
@@ -425,6 +456,9 @@ static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0
 	uint64_t base;
 
 	if (!op || !op->dbuf || data != op->data)
+		return NULL;
+	/* The caller's buffer holds its data only: no old bytes go into it. */
+	if (op->borrowed && (pos != a0 || cend != b0))
 		return NULL;
 	base = round_down(op->off, RS_IO_ALIGN);
 	if ((pos != a0 || cend != b0) &&

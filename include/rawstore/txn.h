@@ -61,6 +61,19 @@ int rawstore_txn_touch(struct rawstore_txn *t, const char *coll, const void *nam
 /* Write @len bytes at @off (any alignment); creates the object if missing. */
 int rawstore_txn_write(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
 		       uint64_t off, const void *buf, size_t len);
+/*
+ * As rawstore_txn_write(), without copying @buf: the device writes whole
+ * allocation units straight from it (units the write covers partly go
+ * through a private buffer, and small objects still live in RocksDB).
+ * @buf, @off and @len must be multiples of 4096 (-EINVAL).  @buf stays the
+ * caller's, and must stay valid and unchanged until the transaction
+ * completes (its callback has run, or rawstore_submit() has returned) or
+ * is reset or freed unsubmitted.  Checksums are computed from @buf by this
+ * call: if it changes before completion, the object holds undefined bytes
+ * and reads of them may fail their checksum (-EIO).
+ */
+int rawstore_txn_write_nocopy(struct rawstore_txn *t, const char *coll, const void *name,
+			      size_t nlen, uint64_t off, const void *buf, size_t len);
 /* Make [off, off+len) read as zeros, freeing whole allocation units; extends
  * the size if needed; creates the object if missing. */
 int rawstore_txn_zero(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,

@@ -693,3 +693,100 @@ TEST_F(StoreTest, EmptyObjectGrowsPastInlineLimitWithoutInlineData)
 	EXPECT_EQ(Read("c", "a", 0, 200000), std::string(100000, 0) + "x");
 	ExpectClean();
 }
+
+/* An aligned buffer of @pages pages, filled with @fill. */
+struct PageBuf {
+	uint8_t *p = nullptr;
+	size_t len;
+	PageBuf(size_t pages, uint8_t fill) : len(pages * 4096)
+	{
+		EXPECT_EQ(posix_memalign(reinterpret_cast<void **>(&p), 4096, len), 0);
+		memset(p, fill, len);
+	}
+	~PageBuf() { free(p); }
+	std::string str(size_t off, size_t n) const
+	{
+		return std::string(reinterpret_cast<const char *>(p) + off, n);
+	}
+};
+
+/*
+ * rawstore_txn_write_nocopy: the data goes to the device from the
+ * caller's buffer (a change made to it after the call, before the commit,
+ * reaches the device, and the checksums computed at the call catch it:
+ * -EIO, never the changed bytes); misaligned arguments are refused.
+ */
+TEST_F(StoreTest, WriteNocopyWritesFromTheCallersBuffer)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	PageBuf b(16, 0);
+	const std::string d = pattern(65536, 21);
+	memcpy(b.p, d.data(), d.size());
+
+	struct rawstore_txn *t = T();
+	EXPECT_EQ(rawstore_txn_write_nocopy(t, "c", "x", 1, 100, b.p, 65536), -EINVAL);
+	EXPECT_EQ(rawstore_txn_write_nocopy(t, "c", "x", 1, 0, b.p + 512, 65536), -EINVAL);
+	EXPECT_EQ(rawstore_txn_write_nocopy(t, "c", "x", 1, 0, b.p, 65000), -EINVAL);
+	EXPECT_EQ(rawstore_txn_write_nocopy(t, "c", "x", 1, 0, nullptr, 4096), -EINVAL);
+	EXPECT_EQ(rawstore_txn_count(t), 0u);
+	ASSERT_EQ(rawstore_txn_write_nocopy(t, "c", "a", 1, 0, b.p, 65536), 0);
+	ASSERT_EQ(Submit(t), 0);
+	memset(b.p, 0xaa, b.len);	/* the caller's again */
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == d);
+
+	/* Changed between the call and the commit: the device gets the new
+	 * bytes, the checksums are the old ones'. */
+	memcpy(b.p, d.data(), d.size());
+	t = T();
+	ASSERT_EQ(rawstore_txn_write_nocopy(t, "c", "b", 1, 0, b.p, 65536), 0);
+	b.p[8192] ^= 1;
+	ASSERT_EQ(Submit(t), 0);
+	ssize_t r = 0;
+	char one;
+	EXPECT_EQ(rawstore_read(st, "c", "b", 1, 8192, &one, 1), -EIO);
+	Read("c", "b", 0, 4096, &r);
+	EXPECT_EQ(r, 4096);	/* the other blocks are as written */
+	Reopen();
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == d);
+}
+
+/*
+ * Units a nocopy write covers only partly get their old bytes through a
+ * private buffer: nothing is written into the caller's buffer around or
+ * within its data, and the object reads as old bytes + new data.
+ */
+TEST_F(StoreTest, WriteNocopyPartialUnitsLeaveTheCallersBufferAlone)
+{
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	meta = tmp.path + "/meta16k";
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 16384;
+	mo.inline_max = 0;
+	mo.zero_policy = RAWSTORE_ZERO_PAD;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string old = pattern(65536, 22);
+	ASSERT_EQ(Write("c", "o", 0, old), 0);
+
+	/* pages 0 and 3 guard, 1-2 are the data: [4096, 12288) of the object,
+	 * inside its first 16 KiB unit */
+	PageBuf b(4, 0x5c);
+	const std::string d = pattern(8192, 23);
+	memcpy(b.p + 4096, d.data(), d.size());
+	struct rawstore_txn *t = T();
+	ASSERT_EQ(rawstore_txn_write_nocopy(t, "c", "o", 1, 4096, b.p + 4096, 8192), 0);
+	ASSERT_EQ(Submit(t), 0);
+	EXPECT_EQ(b.str(0, 4096), std::string(4096, '\x5c'));
+	EXPECT_TRUE(b.str(4096, 8192) == d);
+	EXPECT_EQ(b.str(12288, 4096), std::string(4096, '\x5c'));
+	std::string want = old;
+	want.replace(4096, 8192, d);
+	EXPECT_TRUE(Read("c", "o", 0, 70000) == want);
+	Reopen();
+	EXPECT_TRUE(Read("c", "o", 0, 70000) == want);
+	ExpectClean();
+}
