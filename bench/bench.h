@@ -28,6 +28,7 @@ struct cfg {
 	uint32_t min_alloc, inline_max;
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */
+	bool nocopy;			/* creates: rawstore_txn_write_nocopy */
 };
 
 /* One measured cell. */
