@@ -1026,22 +1026,30 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
           "Ceph's BlueStore (one monitor and one OSD, loopback only, auth none) on a "
           "`--direct-io=on` loop device, measured by `ceph tell osd.0 bench TOTAL SIZE SIZE "
           "COUNT` (COUNT new objects, each written by its own transaction, all queued at "
-          "once and waited for); rawstore-bench creates of the same shapes and counts, "
+          "once and waited for; the OSD runs the shapes in this order on one device); "
+          "rawstore-bench creates of the same shapes and counts in the same order on "
+          "one store per depth (each shape's objects removed before the next), "
           "each its own durable transaction, 16 and 256 in flight (the summary takes "
           "the better, and names it), on a twin loop device over the "
-          "same file system; fio sequential writes of the shape, QD16, on a third; "
-          "and 1 MiB creates against fio's 1 MiB sequential writes at QD1 and QD16 "
-          "(rawstore on the twin, fio on the third)." %
+          "same file system; fio sequential writes of the shape, QD16, as many bytes, "
+          "on a third; and 1 MiB creates against fio's 1 MiB sequential writes at QD1 "
+          "and QD16, the same bytes (rawstore on the twin, fio on the third). fio "
+          "writes into freshly discarded space, as rawstore does after its mkfs: on a "
+          "loop device over a sparse file a write into a hole costs the backing file "
+          "system more than an overwrite. *data*: `copied` is `rawstore_txn_write` "
+          "(one copy into an aligned buffer), `nocopy` is `rawstore_txn_write_nocopy` "
+          "(from the caller's buffer, as fio writes)." %
           os.uname().release)
         P("")
-        P("| system | shape | objects | in flight | objects/s | MB/s |")
-        P("|---|---|---|---|---|---|")
+        P("| system | shape | objects | in flight | data | objects/s | MB/s |")
+        P("|---|---|---|---|---|---|---|")
         for (sysname, shape, _), p in sorted(counts.items(),
                                              key=lambda x: (x[0][1], x[0][0], str(x[0][2]))):
-            P("| %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"),
-                                                   p.get("in_flight", "-"),
-                                                   fmt(p["ops_per_sec"]),
-                                                   fmt(p["mb_per_sec"], 2)))
+            data = "-" if "nocopy" not in p else "nocopy" if p["nocopy"] else "copied"
+            P("| %s | %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"),
+                                                        p.get("in_flight", "-"), data,
+                                                        fmt(p["ops_per_sec"]),
+                                                        fmt(p["mb_per_sec"], 2)))
         P("")
         P("| shape | BlueStore | rawstore (best) | rawstore in flight | fio | "
           "rawstore / BlueStore | rawstore / fio |")
