@@ -1020,7 +1020,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     P("## 4. BlueStore (peer)")
     P("")
     if peer:
-        counts = {(p["system"], p["shape"], p.get("in_flight", 0)): p
+        counts = {(p["system"], p["shape"], p.get("in_flight", 0), p.get("nocopy")): p
                   for p in peer if p.get("kind") == "peer"}
         P("On the host (kernel `%s`, no emulation), in one run of `bench/peer-bluestore`: "
           "Ceph's BlueStore (one monitor and one OSD, loopback only, auth none) on a "
@@ -1028,9 +1028,11 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
           "COUNT` (COUNT new objects, each written by its own transaction, all queued at "
           "once and waited for; the OSD runs the shapes in this order on one device); "
           "rawstore-bench creates of the same shapes and counts in the same order on "
-          "one store per depth (each shape's objects removed before the next), "
-          "each its own durable transaction, 16 and 256 in flight (the summary takes "
-          "the better, and names it), on a twin loop device over the "
+          "one store per depth and data mode (each shape's objects removed before the "
+          "next), each its own durable transaction, 16 and 256 in flight, from the "
+          "caller's buffer as the OSD bench writes every object from one page-aligned "
+          "buffer (the summary takes the better depth of these `nocopy` runs, and names "
+          "it; the `copied` rows are for reference), on a twin loop device over the "
           "same file system; fio sequential writes of the shape, QD16, as many bytes, "
           "on a third; and 1 MiB creates against fio's 1 MiB sequential writes at QD1 "
           "and QD16, the same bytes (rawstore on the twin, fio on the third). fio "
@@ -1043,8 +1045,9 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         P("")
         P("| system | shape | objects | in flight | data | objects/s | MB/s |")
         P("|---|---|---|---|---|---|---|")
-        for (sysname, shape, _), p in sorted(counts.items(),
-                                             key=lambda x: (x[0][1], x[0][0], str(x[0][2]))):
+        for (sysname, shape, _, _), p in sorted(counts.items(),
+                                                key=lambda x: (x[0][1], x[0][0], str(x[0][2]),
+                                                               str(x[0][3]))):
             data = "-" if "nocopy" not in p else "nocopy" if p["nocopy"] else "copied"
             P("| %s | %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"),
                                                         p.get("in_flight", "-"), data,
@@ -1066,7 +1069,8 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         P("The 1 MiB rows compare rawstore with fio only (the host side of the "
           "\"1 MiB creates ≥ 0.9× fio\" target): each 1 MiB create is a durable "
           "transaction (data, device flush, synced RocksDB batch), fio's writes are "
-          "not flushed.")
+          "not flushed. The `1m-fdatasync` fio row (QD1, `--fdatasync=1`: each write "
+          "followed by its flush) is the durable write alone, for reference.")
         P("")
     else:
         P("Not run in this report: the BlueStore comparison runs on the host with "
