@@ -130,6 +130,8 @@ static void stage_write(struct rawstore *st)
 	struct stage *sg = &st->space->stage;
 	uint32_t i, first = 0;
 
+	if (!sg->n)
+		return;
 	qsort(sg->v, sg->n, sizeof(*sg->v), stage_cmp);
 	for (i = 0; i < sg->n; i++) {
 		const struct stage_ent *e = &sg->v[i];
