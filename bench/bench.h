@@ -29,6 +29,7 @@ struct cfg {
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */
 	bool nocopy;			/* creates: rawstore_txn_write_nocopy */
+	double fio_mbs;			/* --fio-mbs: fio's figure, 0 if none */
 };
 
 /* One measured cell. */

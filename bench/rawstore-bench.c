@@ -103,6 +103,9 @@ void report(const struct cfg *c, struct result *r)
 		json_head(c);
 		if (r->extents_per_obj > 0)
 			printf("\"extents_per_obj\": %.2f, ", r->extents_per_obj);
+		if (c->fio_mbs > 0)
+			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.4f, ", c->fio_mbs,
+			       (double)r->bytes / secs / 1e6 / c->fio_mbs);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
@@ -131,6 +134,8 @@ void report(const struct cfg *c, struct result *r)
 		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
 	if (r->extents_per_obj > 0)
 		printf("  extents/obj %.2f", r->extents_per_obj);
+	if (c->fio_mbs > 0)
+		printf("  %.2fx fio", (double)r->bytes / secs / 1e6 / c->fio_mbs);
 	if (c->phase)
 		printf("  [%s]", c->phase);
 	putchar('\n');
@@ -732,6 +737,9 @@ static void usage(FILE *f)
 		"  --files-hint           files: fallocate each new object's size first\n"
 		"  --nocopy               create: rawstore_txn_write_nocopy from one aligned\n"
 		"                         buffer (sizes that are multiples of 4 KiB)\n"
+		"  --fio-mbs MB/s         fio's bandwidth for the same shape and depth (its\n"
+		"                         bw_bytes / 1e6): print each result's MB/s as a ratio\n"
+		"                         to it (JSON: fio_mb_per_sec, ratio_to_fio)\n"
 		"  --space-policy Z[,P]   space policy at mkfs and open: zero policy Z (auto,\n"
 		"                         prepare, pad), punch policy P (operator, background,\n"
 		"                         inline)\n"
@@ -874,7 +882,7 @@ int main(int argc, char **argv)
 		{ "inline-max", required_argument, 0, 'i' }, { "json", no_argument, 0, 'j' },
 		{ "objects", required_argument, 0, 'o' }, { "backend", required_argument, 0, 'b' },
 		{ "files-hint", no_argument, 0, 'H' }, { "tag", required_argument, 0, 't' },
-		{ "nocopy", no_argument, 0, 'C' },
+		{ "nocopy", no_argument, 0, 'C' }, { "fio-mbs", required_argument, 0, 'F' },
 		{ "space-policy", required_argument, 0, 'p' },
 		{ "thin-pool", required_argument, 0, 'T' },
 		{ "prealloc-policy", required_argument, 0, 'P' },
@@ -938,6 +946,17 @@ int main(int argc, char **argv)
 		case 'C':
 			c.nocopy = true;
 			break;
+		case 'F': {
+			char *end;
+
+			c.fio_mbs = strtod(optarg, &end);
+			if (*end || !(c.fio_mbs > 0)) {
+				fprintf(stderr, "rawstore-bench: --fio-mbs takes fio's bandwidth in "
+					"MB/s (a number > 0), not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 't':
 			c.tag = optarg;
 			break;
