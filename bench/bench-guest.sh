@@ -178,6 +178,7 @@ smoke)
 	W_ALL="create:4k,n=20"
 	W_SUB=$W_ALL
 	W_THIN="remove:64k,n=10"
+	W_RDT=""
 	objects=2 ;;
 quick)
 	W_ALL="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:64k,qd=16,n=300
@@ -186,6 +187,7 @@ quick)
 	W_SUB="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:1m,qd=16,n=60
 	       overwrite:4k,n=300 remove:64k,n=200"
 	W_THIN="create:64k,n=150 remove:1m,n=60"
+	W_RDT="read:4k,n=2000"
 	objects=8 ;;
 full)
 	W_ALL="create:4k,n=500 create:4k,qd=16,n=1000 create:4k,qd=64,n=1500
@@ -196,6 +198,7 @@ full)
 	W_SUB="create:4k,n=500 create:4k,qd=16,n=1000 create:64k,n=250 create:1m,qd=16,n=80
 	       overwrite:4k,n=500 remove:64k,n=300"
 	W_THIN="create:64k,n=250 remove:1m,n=150"
+	W_RDT="read:4k,n=4000"
 	objects=8 ;;
 esac
 
@@ -230,6 +233,13 @@ objects_blockdev() { # REP
 	say "objects (rep $r): blockdev on virtio-blk with write-zeroes"
 	rsbench "$(otag wz bwz)" "$W_ALL" --dev /dev/disk/bwz --meta $mnt_meta/db --mkfs ||
 		say "blockdev wz failed (see guest.log)"
+	# 4 KiB random reads from 16 threads (reads in flight: 16), against
+	# fio's randread4k-qd16
+	if [ -n "$W_RDT" ]; then
+		say "objects (rep $r): blockdev, 4 KiB random reads from 16 threads"
+		rsbench "$(otag wz bwz)" "$W_RDT" --threads 16 --dev /dev/disk/bwz \
+			--meta $mnt_meta/db --mkfs || say "blockdev threaded reads failed (see guest.log)"
+	fi
 	say "objects (rep $r): blockdev on virtio-blk without write-zeroes"
 	rsbench "$(otag nowz bnowz)" "$W_SUB" --dev /dev/disk/bnowz --meta $mnt_meta/db --mkfs ||
 		say "blockdev nowz failed (see guest.log)"
@@ -388,6 +398,9 @@ fio_all() { # REP
 	fio_one "$r" randwrite4k-qd16 --rw=randwrite --bs=4k --iodepth=16
 	fio_one "$r" seq1m-qd1 --rw=write --bs=1m --iodepth=1
 	fio_one "$r" seq1m-qd16 --rw=write --bs=1m --iodepth=16
+	# after the writes above: it reads written blocks, not holes
+	say "fio (rep $r): 4 KiB random reads QD16"
+	fio_one "$r" randread4k-qd16 --rw=randread --bs=4k --iodepth=16
 }
 
 for r in $(seq 1 $reps); do

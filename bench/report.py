@@ -96,7 +96,9 @@ def fio_result(raw, rec):
     with open(os.path.join(raw, rec["file"])) as f:
         j = json.load(f)
     job = j["jobs"][0]
-    w = job["write"]
+    # the direction the job did (randread: "read"; the others write)
+    w = job["read"] if job["read"].get("io_bytes") and not job["write"].get("io_bytes") \
+        else job["write"]
     opts = job.get("job options", {})
     pct = w.get("clat_ns", {}).get("percentile", {})
     sync = job.get("sync", {}).get("lat_ns", {})
@@ -795,7 +797,7 @@ plot %s
           "`policy-*`: under each space policy); `prealloc-file` = rawstore inside one "
           "large file on ext4 prepared by the named path; `files` = one file per object "
           "(pwrite + fdatasync, synced RocksDB record), on ext4 and xfs. Reads are "
-          "random, one at a time, from 4 MiB objects; overwrites random 4 KiB in 4 MiB "
+          "random, one at a time (QD16: from 16 threads at once), from 4 MiB objects; overwrites random 4 KiB in 4 MiB "
           "objects; removes each their own transaction, then one reclaim (punch) of the "
           "freed space.")
         P("")
@@ -959,7 +961,9 @@ plot %s
         P("fio %s, io_uring, `O_DIRECT`, on its own virtio-blk disk of the same kind, "
           "same boot. `sync4k-qd1`: 4 KiB sequential writes each followed by `fdatasync` "
           "(a durable 4 KiB write); `randwrite4k-qd16`: 4 KiB random writes, 16 in flight, "
-          "no flush; `seq1m-qd*`: 1 MiB sequential writes, no flush." %
+          "no flush; `seq1m-qd*`: 1 MiB sequential writes, no flush; `randread4k-qd16`: "
+          "4 KiB random reads, 16 in flight (against rawstore reads from 16 threads, one "
+          "read each at a time)." %
           (next(iter(fio.values())).reps[0].get("fio_version", "")))
         P("")
         P("| fio job | ops/s | MB/s | p50 µs | p99 µs | compared with | rawstore | ratio |")
@@ -968,7 +972,8 @@ plot %s
                  ("randwrite4k-qd16", ("create", 4096, 16), "ops_per_sec"),
                  ("randwrite4k-qd16", ("overwrite", 4096, 1), "ops_per_sec"),
                  ("seq1m-qd1", ("create", MiB, 1), "mb_per_sec"),
-                 ("seq1m-qd16", ("create", MiB, 16), "mb_per_sec")]
+                 ("seq1m-qd16", ("create", MiB, 16), "mb_per_sec"),
+                 ("randread4k-qd16", ("read", 4096, 16), "ops_per_sec")]
         for job in sorted(fio):
             c = fio[job]
             cmp_ = [(k, f) for j, k, f in pairs if j == job]
@@ -1142,6 +1147,16 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
         else:
             targets.append((None, "1 MiB object creates ≥ 0.9× fio's sequential write "
                             "bandwidth at QD%d" % qd, "not measured"))
+    bc = cells.get(base, {}).get(("read", 4096, 16))
+    fc = fio.get("randread4k-qd16")
+    if bc and fc:
+        rr = ratio(bc.m("ops_per_sec"), fc.m("ops_per_sec"))
+        targets.append((rr >= 0.8, "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read "
+                        "IOPS at QD16", "%s (%.0f vs %.0f reads/s)" % (
+                            fmt_ratio(rr), bc.m("ops_per_sec"), fc.m("ops_per_sec"))))
+    else:
+        targets.append((None, "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read "
+                        "IOPS at QD16", "not measured"))
     targets += load_targets(load_rows)
     P("| | target | this run |")
     P("|---|---|---|")
