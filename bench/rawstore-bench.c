@@ -20,6 +20,7 @@
 #include "rawstore/rawstore.h"
 #include "alloc.h"
 #include "bench.h"
+#include "util.h"
 
 uint64_t now_ns(void)
 {
@@ -1068,19 +1069,19 @@ int main(int argc, char **argv)
 		       info.direct_io ? "direct" : "buffered", info.io_engine, info.min_alloc_size,
 		       info.inline_max);
 	if (!c.json)
-		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d\n",
-		       info.zero_policy, info.zero_offload, info.punch_policy, info.prealloc_policy,
-		       info.provisioning);
+		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d; "
+		       "crc32c by %s\n", info.zero_policy, info.zero_offload, info.punch_policy,
+		       info.prealloc_policy, info.provisioning, rs_crc32c_impl());
 	else
 		printf("{%s%s\"kind\": \"store_info\", \"zero_policy\": \"%s\""
 		       ", \"zero_offload\": %d, \"punch_policy\": \"%s\""
 		       ", \"prealloc_policy\": \"%s\", \"provisioning\": %d"
 		       ", \"io_engine\": \"%s\", \"direct_io\": %d, \"rotational\": %d"
-		       ", \"deferred_max\": %u, \"deferred_new_max\": %u}\n",
+		       ", \"deferred_max\": %u, \"deferred_new_max\": %u, \"crc32c\": \"%s\"}\n",
 		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
 		       info.zero_offload, info.punch_policy, info.prealloc_policy,
 		       info.provisioning, info.io_engine, info.direct_io, info.rotational,
-		       info.deferred_max, info.deferred_new_max);
+		       info.deferred_max, info.deferred_new_max, rs_crc32c_impl());
 	for (i = optind; i < argc; i++)
 		if (!strncmp(argv[i], "age:", 4))
 			c.phase = "fresh";

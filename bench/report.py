@@ -807,8 +807,8 @@ plot %s
               "is punched, `prealloc`: how mkfs prepared a store file):")
             P("")
             P("| backend | zero | zero-range offloaded | punch | prealloc | provisioning | "
-              "I/O | deferred through the WAL (overwrites / new data, rotational) |")
-            P("|---|---|---|---|---|---|---|---|")
+              "I/O | deferred through the WAL (overwrites / new data, rotational) | crc32c |")
+            P("|---|---|---|---|---|---|---|---|---|")
             for b in sorted(infos):
                 i = infos[b]
                 dfr = "-"
@@ -817,11 +817,16 @@ plot %s
                         return "<= %s" % size_name(v) if v else "off"
                     dfr = "%s / %s%s" % (lim(i["deferred_max"]), lim(i["deferred_new_max"]),
                                          ", rotational" if i.get("rotational") else "")
-                P("| %s | %s | %s | %s | %s | %s | %s%s | %s |" % (
+                P("| %s | %s | %s | %s | %s | %s | %s%s | %s | %s |" % (
                     b, i["zero_policy"], "yes" if i["zero_offload"] else "no",
                     i["punch_policy"], i["prealloc_policy"],
                     "yes" if i["provisioning"] else "no", i["io_engine"],
-                    ", direct" if i["direct_io"] else ", buffered", dfr))
+                    ", direct" if i["direct_io"] else ", buffered", dfr,
+                    i.get("crc32c", "-")))
+            P("")
+            P("*crc32c*: the checksum implementation the store picked by timing both "
+              "(`isa-l`: SSE4.2 crc32 and PCLMULQDQ; `tables`: slice-by-8, faster where "
+              "those instructions are emulated, as under TCG).")
             P("")
         if prepfile:
             P("The `prealloc-file` store files were prepared before mkfs (durably, "

@@ -103,8 +103,14 @@ static inline uint64_t get_le64(const void *p)
 	return le64toh(v);
 }
 
-/* crc32c (Castagnoli) of @len bytes, standard parameters. */
+/* crc32c (Castagnoli) of @len bytes, standard parameters; by the faster
+ * of isa-l and slice-by-8 tables on this CPU (util.c). */
 uint32_t rs_crc32c(const void *buf, size_t len);
+/* The two implementations, and the name of the one rs_crc32c() uses
+ * ("isa-l" or "tables"). */
+uint32_t rs_crc32c_isal(const void *buf, size_t len);
+uint32_t rs_crc32c_tables(const void *buf, size_t len);
+const char *rs_crc32c_impl(void);
 
 /* Aligned (4096) allocation for O_DIRECT buffers; NULL on failure. */
 void *rs_alloc_aligned(size_t len);

@@ -181,3 +181,41 @@ TEST_F(AllocTest, RandomAgainstModel)
 	EXPECT_GE(extset_frag_score(&s), 0.0);
 	EXPECT_LE(extset_frag_score(&s), 1.0);
 }
+
+extern "C" {
+#include "util.h"
+}
+
+/*
+ * crc32c: isa-l and the slice-by-8 tables agree with each other and with
+ * the standard check value at every length and alignment (rs_crc32c uses
+ * whichever is faster on the CPU it runs on).
+ */
+TEST(Crc32cTest, ImplementationsAgree)
+{
+	EXPECT_EQ(rs_crc32c_isal("123456789", 9), 0xE3069283u);
+	EXPECT_EQ(rs_crc32c_tables("123456789", 9), 0xE3069283u);
+	EXPECT_EQ(rs_crc32c("123456789", 9), 0xE3069283u);
+	EXPECT_EQ(rs_crc32c_tables("", 0), 0u);
+	std::string impl = rs_crc32c_impl();
+	EXPECT_TRUE(impl == "isa-l" || impl == "tables") << impl;
+	/* RAWSTORE_CRC32C forces one (ctest crc32c.tables) */
+	const char *env = getenv("RAWSTORE_CRC32C");
+	if (env) {
+		EXPECT_EQ(impl, env);
+	}
+	std::vector<uint8_t> b(70000);
+	uint32_t x = 12345;
+	for (auto &c : b) {
+		x = x * 1103515245u + 12345u;
+		c = (uint8_t)(x >> 16);
+	}
+	for (size_t off = 0; off < 8; off++)
+		for (size_t len : { 0, 1, 7, 8, 9, 63, 64, 65, 255, 4096, 4097, 65536, 69990 }) {
+			if (off + len > b.size())
+				continue;
+			ASSERT_EQ(rs_crc32c_isal(b.data() + off, len),
+				  rs_crc32c_tables(b.data() + off, len))
+				<< "off " << off << " len " << len;
+		}
+}
