@@ -611,9 +611,10 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 	int ret;
 
 	ret = space_commit(st, &g->allocs, &g->frees, h);
+	if (!ret)
+		ret = space_stage_end(st, true);
 	if (ret)
 		return ret;
-	space_stage_end(st, true);
 	if (st->next_nid != st->stored_nid) {
 		key_nid(&k);
 		put_le64(v, st->next_nid);

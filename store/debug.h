@@ -56,7 +56,9 @@ enum rs_fail {
 					 * its commit group: -ENOMEM */
 	RS_FAIL_ROLLBACK = 2,		/* rolling back a failed txn's save point */
 	RS_FAIL_SYNC = 3,		/* the sync thread's WAL sync: -EIO */
-	RS_FAIL_MAX = 4,
+	RS_FAIL_STAGE = 4,		/* growing the staged free-list changes of a
+					 * group: -ENOMEM */
+	RS_FAIL_MAX = 5,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);

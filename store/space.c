@@ -55,6 +55,7 @@ struct stage {
 	struct stage_ent *v;
 	uint32_t n, cap;
 	bool on;
+	bool lost;		/* a change could not be staged (no memory) */
 };
 
 struct rs_space {
@@ -157,17 +158,27 @@ static void rec_change(struct rawstore *st, char type, uint64_t off, uint64_t le
 
 	if (sg->on && sg->n == sg->cap) {
 		uint32_t cap = sg->cap ? sg->cap * 2 : 256;
-		struct stage_ent *v = realloc(sg->v, cap * sizeof(*v));
+		struct stage_ent *v = rs_fail_check(RS_FAIL_STAGE) ? NULL :
+				      realloc(sg->v, cap * sizeof(*v));
 
-		if (v) {
-			sg->v = v;
-			sg->cap = cap;
-		} else {
-			/* No room: what is staged goes in first, keeping the order. */
-			stage_write(st);
+		if (!v) {
+			/*
+			 * The change cannot be recorded, and writing it into
+			 * the batch now could be undone by a transaction's
+			 * rollback: the group must not commit.  The store
+			 * stops (space_stage_end fails); a reopen reloads the
+			 * lists from their records.
+			 */
+			if (!sg->lost)
+				rs_err(st, -ENOMEM, "no memory to stage a free-list change of the "
+				       "commit group");
+			sg->lost = true;
+			return;
 		}
+		sg->v = v;
+		sg->cap = cap;
 	}
-	if (sg->on && sg->n < sg->cap) {
+	if (sg->on) {
 		sg->v[sg->n] = (struct stage_ent){ off, len, sg->n, type, del, existed };
 		sg->n++;
 	} else if (del) {
@@ -213,16 +224,26 @@ void space_stage_begin(struct rawstore *st)
 		return;
 	st->space->stage.n = 0;
 	st->space->stage.on = true;
+	st->space->stage.lost = false;
 }
 
-void space_stage_end(struct rawstore *st, bool write)
+int space_stage_end(struct rawstore *st, bool write)
 {
+	struct stage *sg;
+	int ret = 0;
+
 	if (!st->space)
-		return;
-	if (write)
+		return 0;
+	sg = &st->space->stage;
+	if (write && sg->lost)
+		ret = rs_err(st, -ENOMEM, "no memory to stage a free-list change of the commit "
+			     "group; group not committed");
+	else if (write)
 		stage_write(st);
-	st->space->stage.n = 0;
-	st->space->stage.on = false;
+	sg->n = 0;
+	sg->on = false;
+	sg->lost = false;
+	return ret;
 }
 
 static rocksdb_writebatch_wi_t *zwb(struct rawstore *st)

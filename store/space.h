@@ -133,7 +133,9 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
  * not committed; the lists in memory are as before the group then).
  */
 void space_stage_begin(struct rawstore *st);
-void space_stage_end(struct rawstore *st, bool write);
+/* -ENOMEM (with @write) if a change could not be staged: the batch must
+ * not be committed then. */
+int space_stage_end(struct rawstore *st, bool write);
 /* Commit thread, once the batch of @h is durable: its frees become
  * allocatable (dirty), its readied space writable; empties @h. */
 void space_release(struct rawstore *st, struct space_hold *h);

@@ -959,3 +959,31 @@ TEST_F(CommitTest, CollectionChecksFollowTheGroup)
 	EXPECT_EQ(rawstore_stat(st, "d", "z", 1, &sb), -ENOENT);
 	ExpectClean();
 }
+
+/*
+ * No memory to stage a free-list change of a group: the group does not
+ * commit (its records would be incomplete), the store stops and says why,
+ * and a reopen finds the store as before the group.
+ */
+TEST_F(CommitTest, StageOutOfMemoryCommitsNothing)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string a = pattern(65536, 31), b = pattern(65536, 32);
+	/* the first group that allocates grows the stage: it fails */
+	rs_debug_set_fail_point(RS_FAIL_STAGE, 1);
+	EXPECT_EQ(Write("c", "a", 0, a), -ENOMEM);
+	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("stopped"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(Write("c", "b", 0, b), -ENOMEM);
+	EXPECT_LT(rawstore_close(st), 0);
+	st = nullptr;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_stat s = {};
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "a", 1, &s), -ENOENT);
+	ExpectClean();
+	ASSERT_EQ(Write("c", "b", 0, b), 0);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	ExpectClean();
+}
