@@ -1611,20 +1611,17 @@ static void probe_zero(struct rawstore *st)
 {
 	struct rs_space *sp = st->space;
 	const struct rs_dev_geom *g = dev_geom(st->dev);
-	struct timespec a, b;
 	struct pext p;
-	uint64_t len;
+	uint64_t len, t0;
 	int ret;
 
 	if (!extset_next(&sp->dirty, 0, &p) && !extset_next(&sp->zeroed, 0, &p))
 		return;
 	len = min_u64(p.len, PROBE_LEN);
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	t0 = rs_now_ns();
 	/* Block device: punch never falls back, so success is offload. */
 	ret = zero_verb(st, p.off, len);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	sp->probe_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL +
-		       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	sp->probe_ns = rs_now_ns() - t0;
 	sp->offload = !ret;
 	if (ret == -EOPNOTSUPP && !g->is_bdev)
 		sp->zero_refused = true;
@@ -1779,14 +1776,6 @@ static int count_job(struct rawstore *st, void *arg)
 	return ret;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Zero or punch free space in rounds on the caller's thread: at most
  * o->max_bytes (unit aligned), at most o->rate bytes/s, reporting progress.
@@ -1832,7 +1821,7 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 					     st->min_alloc));
 	if (o.progress)
 		o.progress(o.progress_arg, 0, ca.bytes);
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	do {
 		done = run_round(st, kind, min_u64(left, step), true, &err);
 		if (err)
@@ -1847,7 +1836,7 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 			o.progress(o.progress_arg, total, max_u64(ca.bytes, total));
 		if (o.rate && left) {
 			uint64_t due = (uint64_t)((double)total / (double)o.rate * 1e9);
-			uint64_t el = now_ns() - t0;
+			uint64_t el = rs_now_ns() - t0;
 
 			if (due > el) {
 				struct timespec ts = { (time_t)((due - el) / 1000000000ULL),

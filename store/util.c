@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include <isa-l.h>
 #include <pthread.h>
@@ -103,11 +102,8 @@ uint32_t rs_crc32c_tables(const void *buf, size_t len)
 	pthread_once(&tab_once, tab_init);
 
 	for (; len >= 8; p += 8, len -= 8) {
-		uint64_t v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-			     (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-			     (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+		uint64_t v = get_le64(p) ^ crc;
 
-		v ^= crc;
 		crc = crc_tab[7][v & 0xff] ^ crc_tab[6][(v >> 8) & 0xff] ^
 		      crc_tab[5][(v >> 16) & 0xff] ^ crc_tab[4][(v >> 24) & 0xff] ^
 		      crc_tab[3][(v >> 32) & 0xff] ^ crc_tab[2][(v >> 40) & 0xff] ^
@@ -135,14 +131,10 @@ static uint64_t crc_time(uint32_t (*fn)(const void *, size_t), const void *buf, 
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		struct timespec a, b;
-		uint64_t ns;
+		uint64_t t0 = rs_now_ns(), ns;
 
-		clock_gettime(CLOCK_MONOTONIC, &a);
 		sink ^= fn(buf, len);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL + (uint64_t)b.tv_nsec -
-		     (uint64_t)a.tv_nsec;
+		ns = rs_now_ns() - t0;
 		if (ns < best)
 			best = ns;
 	}
@@ -156,23 +148,21 @@ static void crc_choose(void)
 	size_t len = 64 << 10, i;
 	uint8_t *buf;
 
-	if (env && (!strcmp(env, "isa-l") || !strcmp(env, "tables"))) {
-		if (!strcmp(env, "tables")) {
-			crc_fn = rs_crc32c_tables;
-			crc_name = "tables";
-		}
-		return;
+	bool tables = env && !strcmp(env, "tables");
+
+	if (!tables && !(env && !strcmp(env, "isa-l"))) {
+		buf = malloc(len);
+		if (!buf)
+			return;		/* isa-l */
+		for (i = 0; i < len; i++)
+			buf[i] = (uint8_t)(i * 131 + 7);
+		tables = crc_time(rs_crc32c_tables, buf, len) < crc_time(rs_crc32c_isal, buf, len);
+		free(buf);
 	}
-	buf = malloc(len);
-	if (!buf)
-		return;		/* isa-l */
-	for (i = 0; i < len; i++)
-		buf[i] = (uint8_t)(i * 131 + 7);
-	if (crc_time(rs_crc32c_tables, buf, len) < crc_time(rs_crc32c_isal, buf, len)) {
+	if (tables) {
 		crc_fn = rs_crc32c_tables;
 		crc_name = "tables";
 	}
-	free(buf);
 }
 
 uint32_t rs_crc32c(const void *buf, size_t len)

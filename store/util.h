@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "rawstore/store.h"
 
@@ -101,6 +102,15 @@ static inline uint64_t get_le64(const void *p)
 
 	memcpy(&v, p, 8);
 	return le64toh(v);
+}
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t rs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* crc32c (Castagnoli) of @len bytes, standard parameters; by the faster
