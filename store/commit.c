@@ -688,6 +688,7 @@ again:
 			ret = append_vec(&g.frees, &c.frees);
 		if (ret) {
 			txn_fail(ts[i], ret);
+			/* Its part of the batch is rolled back below. */
 			txn_forget(st);
 			/* What was copied into the group before the failure goes too. */
 			g.allocs.n = na;

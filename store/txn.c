@@ -64,12 +64,10 @@ static void op_free(struct rs_op *op)
 	free(op->coll);
 	free(op->name);
 	free(op->name2);
-	if (op->borrowed)
-		;
-	else if (op->dbuf)
-		rs_iobuf_free(op->dbuf, round_up(op->off % RS_IO_ALIGN + op->dlen, RS_IO_ALIGN));
-	else
+	if (!op->dbuf)
 		free(op->data);
+	else if (!op->borrowed)
+		rs_iobuf_free(op->dbuf, round_up(op->off % RS_IO_ALIGN + op->dlen, RS_IO_ALIGN));
 	free(op->crc4k);
 	free(op->key);
 	free(op->key2);
@@ -208,9 +206,9 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		op_checksums(&op);
 	} else if (!ret && tmpl->data && tmpl->aligned) {
 		ret = dup_aligned(&op, tmpl->data, tmpl->dlen);
-	}
-	else if (!ret && tmpl->data)
+	} else if (!ret && tmpl->data) {
 		ret = dup_bytes(&op.data, tmpl->data, tmpl->dlen);
+	}
 	if (!ret && tmpl->key)
 		ret = dup_bytes(&op.key, tmpl->key, tmpl->klen);
 	if (!ret && tmpl->key2)
@@ -457,9 +455,8 @@ static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0
 
 	if (!op || !op->dbuf || data != op->data)
 		return NULL;
-	/* The caller's buffer holds its data only: no old bytes go into it. */
-	if (op->borrowed && (pos != a0 || cend != b0))
-		return NULL;
+	/* A caller's buffer (nocopy) is 4096-aligned data only, so the room
+	 * test below never lets old bytes into it. */
 	base = round_down(op->off, RS_IO_ALIGN);
 	if ((pos != a0 || cend != b0) &&
 	    (a0 < base || b0 > round_up(op->off + op->dlen, RS_IO_ALIGN)))
@@ -1178,10 +1175,9 @@ static int coll_op(struct actx *a, const struct rs_op *op)
 {
 	struct rs_key k;
 	struct rs_iter *it;
-	int ret;
+	int ret = coll_check(a, op->coll);
 
-	txn_forget(a->st);
-	ret = coll_check(a, op->coll);
+	/* the collection's existence changes now */
 	txn_forget(a->st);
 
 	if (op->type == OP_COLL_CREATE) {
@@ -1328,8 +1324,6 @@ int txn_apply(struct rawstore *st, struct rawstore_txn *t, struct rs_txn_ctx *ct
 	for (i = 0; i < t->n; i++) {
 		ret = apply_op(&a, &t->ops[i]);
 		if (ret) {
-			/* its part of the batch is rolled back */
-			txn_forget(st);
 			t->failed_op = (int)i;
 			return ret;
 		}
