@@ -42,6 +42,7 @@ struct result {
 	double extents_per_obj;		/* aging: mean extent map entries of the
 					 * objects created (0: not measured) */
 	unsigned int qd;
+	bool nocopy;			/* creates by rawstore_txn_write_nocopy */
 };
 
 uint64_t now_ns(void);

@@ -89,7 +89,7 @@ void json_head(const struct cfg *c)
 
 void report(const struct cfg *c, struct result *r)
 {
-	double secs = (double)r->ns / 1e9;
+	double secs = (double)r->ns / 1e9, mbs = (double)r->bytes / secs / 1e6;
 	double fl = r->txns ? (double)r->flushes / (double)r->txns : 0;
 	double sy = r->txns ? (double)r->syncs / (double)r->txns : 0;
 	double cpu = r->ops ? (double)r->cpu_ns / (double)r->ops / 1e3 : 0;
@@ -106,7 +106,7 @@ void report(const struct cfg *c, struct result *r)
 			printf("\"extents_per_obj\": %.2f, ", r->extents_per_obj);
 		if (c->fio_mbs > 0)
 			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.4f, ", c->fio_mbs,
-			       (double)r->bytes / secs / 1e6 / c->fio_mbs);
+			       mbs / c->fio_mbs);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
@@ -117,9 +117,9 @@ void report(const struct cfg *c, struct result *r)
 		       ", \"cdf_us\": [",
 		       c->backend, r->name,
 		       r->size, r->ops, r->qd, secs, (double)r->ops / secs,
-		       (double)r->bytes / secs / 1e6, (double)p50 / 1e3, (double)p99 / 1e3,
+		       mbs, (double)p50 / 1e3, (double)p99 / 1e3,
 		       (double)p999 / 1e3, r->txns, fl, sy, cpu,
-		       c->nocopy && !strcmp(r->name, "create") ? "true" : "false");
+		       r->nocopy ? "true" : "false");
 		for (k = 0; k < (int)CDF_POINTS; k++)
 			printf("%s%.1f", k ? ", " : "",
 			       (double)pct(r->lat, r->ops, cdf_pct[k] / 100) / 1e3);
@@ -129,14 +129,14 @@ void report(const struct cfg *c, struct result *r)
 	}
 	printf("%-10s %8" PRIu64 " B  %7" PRIu64 " ops  qd %-3u %10.1f ops/s %9.2f MB/s  "
 	       "p50 %8.1f us  p99 %8.1f us  p999 %8.1f us  cpu %6.1f us/op", r->name, r->size,
-	       r->ops, r->qd, (double)r->ops / secs, (double)r->bytes / secs / 1e6,
+	       r->ops, r->qd, (double)r->ops / secs, mbs,
 	       (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3, cpu);
 	if (r->txns)
 		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
 	if (r->extents_per_obj > 0)
 		printf("  extents/obj %.2f", r->extents_per_obj);
 	if (c->fio_mbs > 0)
-		printf("  %.2fx fio", (double)r->bytes / secs / 1e6 / c->fio_mbs);
+		printf("  %.2fx fio", mbs / c->fio_mbs);
 	if (c->phase)
 		printf("  [%s]", c->phase);
 	putchar('\n');
@@ -371,7 +371,7 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 	snprintf(prefix, sizeof(prefix), "c%" PRIu64 "-", size);
 	/* --nocopy: every create writes from this one aligned buffer, which
 	 * stays unchanged until all have completed */
-	w.nocopy = c->nocopy && size && size % 4096 == 0;
+	w.nocopy = r.nocopy = c->nocopy && size && size % 4096 == 0;
 	if (posix_memalign((void **)&w.data, 4096, size ? size : 1))
 		w.data = NULL;
 	r.lat = calloc(count, sizeof(uint64_t));
