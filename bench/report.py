@@ -1141,27 +1141,22 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     else:
         targets.append((None, "Against BlueStore: ≥ 1.2× objects/s for 4 KiB and 64 KiB, "
                         "≥ 1.0× bandwidth for 4 MiB", "not measured: `--peer bluestore` not run"))
-    for qd in (1, 16):
-        bc = cells.get(base, {}).get(("create", MiB, qd))
-        fc = fio.get("seq1m-qd%d" % qd)
+    # blockdev against fio: (fio job, cell, field, target, what, unit, digits)
+    for job, key, f, want, what, unit, dig in [
+            ("seq1m-qd%d" % qd, ("create", MiB, qd), "mb_per_sec", 0.9,
+             "1 MiB object creates ≥ 0.9× fio's sequential write bandwidth at QD%d" % qd,
+             "MB/s", 1) for qd in (1, 16)] + [
+            ("randread4k-qd16", ("read", 4096, 16), "ops_per_sec", 0.8,
+             "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read IOPS at QD16",
+             "reads/s", 0)]:
+        bc = cells.get(base, {}).get(key)
+        fc = fio.get(job)
         if bc and fc:
-            rr = ratio(bc.m("mb_per_sec"), fc.m("mb_per_sec"))
-            targets.append((rr >= 0.9, "1 MiB object creates ≥ 0.9× fio's sequential write "
-                            "bandwidth at QD%d" % qd, "%s (%.1f vs %.1f MB/s)" % (
-                                fmt_ratio(rr), bc.m("mb_per_sec"), fc.m("mb_per_sec"))))
+            rr = ratio(bc.m(f), fc.m(f))
+            targets.append((rr >= want, what, "%s (%.*f vs %.*f %s)" % (
+                fmt_ratio(rr), dig, bc.m(f), dig, fc.m(f), unit)))
         else:
-            targets.append((None, "1 MiB object creates ≥ 0.9× fio's sequential write "
-                            "bandwidth at QD%d" % qd, "not measured"))
-    bc = cells.get(base, {}).get(("read", 4096, 16))
-    fc = fio.get("randread4k-qd16")
-    if bc and fc:
-        rr = ratio(bc.m("ops_per_sec"), fc.m("ops_per_sec"))
-        targets.append((rr >= 0.8, "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read "
-                        "IOPS at QD16", "%s (%.0f vs %.0f reads/s)" % (
-                            fmt_ratio(rr), bc.m("ops_per_sec"), fc.m("ops_per_sec"))))
-    else:
-        targets.append((None, "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read "
-                        "IOPS at QD16", "not measured"))
+            targets.append((None, what, "not measured"))
     targets += load_targets(load_rows)
     P("| | target | this run |")
     P("|---|---|---|")

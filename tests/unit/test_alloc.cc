@@ -1,6 +1,8 @@
 // Checks the extent set and allocator: merging, removal across extents,
 // contiguity with a hint, best fit, split allocations, -ENOSPC with nothing
-// taken, and that the observer sees the merged representation.
+// taken, and that the observer sees the merged representation (put for a
+// new record, resize for a changed length).  Also the two crc32c
+// implementations the store chooses between (Crc32cTest).
 #include <map>
 
 #include <gtest/gtest.h>
