@@ -26,6 +26,24 @@ export RAWSTORE_LOAD_SECONDS=${RAWSTORE_LOAD_SECONDS:-10}
 t0=$(date +%s)
 say() { echo "[$(($(date +%s) - t0))s] $*"; }
 
+# The tests' scratch directories go here (TMPDIR): a test that a finding
+# aborts leaves its loop devices and mounts behind, which are taken down
+# after each run (only those under this directory).
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/rawstore-san.XXXXXX")
+scratch_clean() {
+	local l m n=0
+	for l in $(losetup -n -O NAME,BACK-FILE 2> /dev/null |
+		awk -v d="$scratch/" 'index($2, d) == 1 { print $1 }'); do
+		losetup -d "$l" && n=$((n + 1))
+	done
+	for m in $(awk -v d="$scratch/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount -l "$m" && n=$((n + 1))
+	done
+	[ "$n" = 0 ] || say "took down $n loop devices and mounts an aborted test left"
+	rm -rf "${scratch:?}"/*
+}
+trap 'scratch_clean; rm -rf "$scratch"' EXIT
+
 build() { # build PRESET
 	mkdir -p "build-$1"
 	if ! cmake --preset "$1" > "build-$1/cmake.log" 2>&1; then
@@ -45,10 +63,11 @@ say "asan: building build-asan/"
 if build asan; then
 	say "asan: ctest (all tests)"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TMPDIR=$scratch \
 		ctest --test-dir build-asan -j"$jobs" --timeout 600 --output-on-failure \
 		-E "$skip" > build-asan/ctest.log 2>&1
 	rc=$?
+	scratch_clean
 	grep -E 'tests passed|tests failed' build-asan/ctest.log
 	if [ $rc != 0 ]; then
 		grep -E -A40 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|\*\*\*Failed|Timeout' \
@@ -66,10 +85,11 @@ if build tsan; then
 	# TSan needs its fixed shadow layout: without ASLR it works whatever
 	# vm.mmap_rnd_bits the host uses.
 	TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$repo/tests/harness/tsan.supp" \
-		setarch "$(uname -m)" -R \
+		TMPDIR=$scratch setarch "$(uname -m)" -R \
 		ctest --test-dir build-tsan -j"$jobs" --timeout 600 --output-on-failure \
 		-E "$skip|$tsan_exclude" > build-tsan/ctest.log 2>&1
 	rc=$?
+	scratch_clean
 	grep -E 'tests passed|tests failed|No tests were found' build-tsan/ctest.log
 	if grep -q 'No tests were found' build-tsan/ctest.log; then
 		echo "FAIL: the TSan run found no test"
