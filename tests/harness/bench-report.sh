@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# bench/report.py states the targets from the measurements it is given:
+# on synthetic raw results (no guest), the 1 MiB creates are compared with
+# fio through the cells written from the caller's buffer when there are
+# any, else through the copied ones; the read target gives fio in
+# rawstore's shape (16 threads, QD1 each) as a reference; medians over the
+# repetitions; a peer summary without a target is not a target; met and
+# not met follow the ratio.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v gnuplot > /dev/null || { echo "no gnuplot (apt-get install gnuplot-nox)"; exit 1; }
+
+# mk DIR NOCOPY(0|1): raw results of a made-up run
+mk() {
+	local d=$1 nocopy=$2
+	mkdir -p "$d/raw/fio"
+	cat > "$d/raw/env.json" <<'J'
+{"kernel": "6.1.0-test", "kernel_version": "#1", "cpus": 2, "mem_kb": 1048576,
+ "clocksource": "tsc", "mode": "quick", "reps": 2, "disks": {}}
+J
+	python3 - "$d/raw" "$nocopy" <<'PY'
+import json, os, sys
+raw, nocopy = sys.argv[1], sys.argv[2] == "1"
+MiB = 1 << 20
+out = []
+def obj(variant, w, size, qd, rep, ops, mbs):
+    out.append({"section": "objects", "kind": "object", "backend": "blockdev",
+                "variant": variant, "disk": "bwz", "rep": rep, "workload": w,
+                "size": size, "qd": qd, "ops_per_sec": ops, "mb_per_sec": mbs})
+def fio(job, rep, rw, iops, bw, depth, jobs=1):
+    f = "fio/%s-rep%d.json" % (job, rep)
+    d = {"io_bytes": 0, "iops": 0, "bw_bytes": 0}
+    dirn = {"io_bytes": 1 << 30, "iops": iops, "bw_bytes": bw, "total_ios": 1000,
+            "clat_ns": {"percentile": {"50.000000": 100000, "99.000000": 900000}}}
+    j = {"fio version": "fio-test", "jobs": [{
+        "read": dirn if rw == "read" else d, "write": dirn if rw == "write" else d,
+        "job options": {"iodepth": str(depth), "numjobs": str(jobs)},
+        "usr_cpu": 1, "sys_cpu": 1, "job_runtime": 1000}]}
+    with open(os.path.join(raw, f), "w") as fh:
+        json.dump(j, fh)
+    out.append({"section": "fio", "job": job, "disk": "fio", "rep": rep, "kind": "fio",
+                "file": f})
+for rep, k in ((1, 1.0), (2, 1.2)):
+    # copied 1 MiB creates: 100 and 300 MB/s (x k); from the caller's
+    # buffer 950 and 1900 MB/s (x k)
+    obj("wz", "create", MiB, 1, rep, 100 * k, 100 * k)
+    obj("wz", "create", MiB, 16, rep, 300 * k, 300 * k)
+    if nocopy:
+        obj("wz-nocopy", "create", MiB, 1, rep, 950 * k, 950 * k)
+        obj("wz-nocopy", "create", MiB, 16, rep, 1900 * k, 1900 * k)
+    obj("wz", "read", 4096, 16, rep, 9000 * k, 36 * k)
+    fio("seq1m-qd1", rep, "write", 1000 * k, 1000e6 * k, 1)
+    fio("seq1m-qd16", rep, "write", 2000 * k, 2000e6 * k, 16)
+    fio("randread4k-qd16", rep, "read", 10000 * k, 40.96e6 * k, 16)
+    fio("randread4k-16x1", rep, "read", 12000 * k, 49.15e6 * k, 1, 16)
+with open(os.path.join(raw, "results.jsonl"), "w") as fh:
+    for r in out:
+        fh.write(json.dumps(r) + "\n")
+PY
+}
+
+mk "$tmp/a" 1
+cat > "$tmp/peer.jsonl" <<'J'
+{"kind": "peer_summary", "shape": "4 KiB random reads, reads/s, 16 threads (QD16)", "rawstore": 80, "rawstore_in_flight": 16, "fio": 100, "versus": "fio", "target": 0.8}
+{"kind": "peer_summary", "shape": "4 KiB random reads, reads/s, 16 threads (fio: 16 threads x QD1, for reference)", "rawstore": 80, "rawstore_in_flight": 16, "fio": 90, "versus": "fio"}
+{"kind": "peer_summary", "shape": "4k objects, objects/s", "bluestore": 100, "rawstore": 110, "rawstore_in_flight": 256, "fio": 100, "target": 1.2}
+J
+python3 "$repo/bench/report.py" "$tmp/a" --accel tcg --git test --peer "$tmp/peer.jsonl" > /dev/null
+mk "$tmp/b" 0
+python3 "$repo/bench/report.py" "$tmp/b" --accel tcg --git test > /dev/null
+
+python3 - "$tmp/a/report.md" "$tmp/b/report.md" <<'PY'
+import sys
+a, b = (open(p).read() for p in sys.argv[1:3])
+bad = 0
+def target(md, what):
+    rows = [l for l in md.splitlines() if l.startswith("| ") and what + " |" in l]
+    return rows[0] if len(rows) == 1 else "%d rows for %r" % (len(rows), what)
+def want(md, what, status, detail, name):
+    global bad
+    row = target(md, what)
+    ok = row.startswith("| %s |" % status) and row.rstrip().endswith("| %s |" % detail)
+    print("%s - %s" % ("ok" if ok else "not ok", name))
+    if not ok:
+        print("    got:  %s\n    want: | %s | ... | %s |" % (row, status, detail))
+        bad = 1
+q = "1 MiB object creates ≥ 0.9× fio's sequential write bandwidth at QD%d"
+# medians over the two repetitions: x1.1
+want(a, q % 1, "**met**", "0.95× (1045.0 vs 1100.0 MB/s, from the caller's buffer)",
+     "QD1 through the caller's-buffer cells (met)")
+want(a, q % 16, "**met**", "0.95× (2090.0 vs 2200.0 MB/s, from the caller's buffer)",
+     "QD16 through the caller's-buffer cells (met)")
+want(b, q % 1, "**not met**", "0.10× (110.0 vs 1100.0 MB/s)",
+     "QD1 through the copied cells when there are no others (not met)")
+rd = "4 KiB random reads from 16 threads ≥ 0.8× fio's random-read IOPS at QD16"
+want(a, rd, "**met**", "0.90× (9900 vs 11000 reads/s); against fio in the same shape "
+     "(16 threads, QD1 each, 13200 reads/s): 0.75×", "reads, with fio in rawstore's shape")
+want(a, "Against fio (host), 4 KiB random reads, reads/s, 16 threads (QD16): ≥ 0.8×", "**met**",
+     "0.80×", "host reads at exactly the target are met")
+want(a, "Against BlueStore (host), 4k objects, objects/s: ≥ 1.2×", "**not met**", "1.10×",
+     "host 4 KiB objects below 1.2x are not met")
+ref = [l for l in a.splitlines() if l.startswith("| ") and "for reference" in l]
+if any(l.startswith("| **") for l in ref) or not ref:
+    print("not ok - the reference peer row is listed as a target: %s" % ref)
+    bad = 1
+else:
+    print("ok - the reference peer row is in the peer table only")
+sys.exit(bad)
+PY
