@@ -269,7 +269,7 @@ int bench_age(struct rawstore *st, const struct cfg *c, unsigned int pct)
 	age_q.n = 0;
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	for (i = 0; !ret; i++) {
 		struct age_slot *sl = &slots[i % AGE_QD];
 
@@ -319,7 +319,7 @@ int bench_age(struct rawstore *st, const struct cfg *c, unsigned int pct)
 	if (!ret)
 		ret = age_q.err;
 	pthread_mutex_unlock(&age_q.lock);
-	ns = now_ns() - t0;
+	ns = rs_now_ns() - t0;
 	rawstore_perf_get(st, &p1);
 	if (ret)
 		goto out_slots;

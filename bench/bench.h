@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"	/* rs_now_ns */
+
 struct cfg {
 	const char *dev, *meta;
 	const char *backend;		/* "rawstore" or "files" */
@@ -45,7 +47,6 @@ struct result {
 	bool nocopy;			/* creates by rawstore_txn_write_nocopy */
 };
 
-uint64_t now_ns(void);
 uint64_t cpu_ns(void);
 uint64_t rnd(uint64_t *s);
 void obj_name(char *buf, size_t len, const char *prefix, uint64_t i);

@@ -186,9 +186,9 @@ static void *worker(void *arg)
 
 		if (i >= j->count || j->err)
 			break;
-		t0 = now_ns();
+		t0 = rs_now_ns();
 		ret = j->op(j, i, &seed, buf);
-		j->r->lat[i] = now_ns() - t0;
+		j->r->lat[i] = rs_now_ns() - t0;
 		if (ret) {
 			j->err = ret;
 			break;
@@ -216,14 +216,14 @@ static int run_job(struct job *j, unsigned int qd, struct result *r)
 	r->ops = j->count;
 	r->qd = qd;
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	for (k = 0; k < qd; k++)
 		if (pthread_create(&th[k], NULL, worker, j))
 			break;
 	qd = k;
 	for (k = 0; k < qd; k++)
 		pthread_join(th[k], NULL);
-	r->ns = now_ns() - t0;
+	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
 	r->txns = j->f->txns - x0;
 	r->flushes = j->f->flushes - f0;

@@ -79,10 +79,10 @@ static uint8_t next_gen(struct client *c)
 
 static int load_submit(struct client *c, struct rawstore_txn *t)
 {
-	uint64_t s = now_ns();
+	uint64_t s = rs_now_ns();
 	int ret = rawstore_submit(c->st, t);
 
-	lat_add(&c->txn, now_ns() - s);
+	lat_add(&c->txn, rs_now_ns() - s);
 	return ret;
 }
 
@@ -90,13 +90,13 @@ static int load_read(struct client *c, const char *coll, const char *name, unsig
 		     unsigned int blk, unsigned int nblk, uint8_t *buf)
 {
 	const struct lobj *o = &c->obj[i];
-	uint64_t s = now_ns();
+	uint64_t s = rs_now_ns();
 	ssize_t n = rawstore_read(c->st, coll, name, strlen(name), blk * LOAD_BLK, buf,
 				  nblk * LOAD_BLK);
 	unsigned int b;
 	uint64_t k;
 
-	lat_add(&c->rd, now_ns() - s);
+	lat_add(&c->rd, rs_now_ns() - s);
 	if (!o->gen[0]) {
 		if (n != -ENOENT)
 			c->mismatches++;
@@ -266,7 +266,7 @@ int bench_load(struct rawstore *st, const struct cfg *c, uint64_t seconds)
 	rss0 = rss_max = rss_kb();
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	for (k = 0; k < nt; k++) {
 		cl[k].st = st;
 		cl[k].id = (int)k;
@@ -289,7 +289,7 @@ int bench_load(struct rawstore *st, const struct cfg *c, uint64_t seconds)
 	atomic_store(&load_stop, true);
 	for (k = 0; k < nt; k++)
 		pthread_join(cl[k].tid, NULL);
-	ns = now_ns() - t0;
+	ns = rs_now_ns() - t0;
 	pthread_join(rc.tid, NULL);
 	rawstore_perf_get(st, &p1);
 	ops = atomic_load(&load_ops);

@@ -22,14 +22,6 @@
 #include "bench.h"
 #include "util.h"
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -189,7 +181,7 @@ static void done_cb(struct rawstore_txn *t, int result, void *arg)
 
 	(void)t;
 	pthread_mutex_lock(&in->lock);
-	in->lat[s->idx] = now_ns() - s->start;
+	in->lat[s->idx] = rs_now_ns() - s->start;
 	if (result && !in->err)
 		in->err = result;
 	in->n--;
@@ -221,7 +213,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	p0.struct_size = p1.struct_size = sizeof(p0);
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	for (i = 0; i < count && !ret; i++) {
 		struct slot *s = &slots[i % c->qd];
 
@@ -238,7 +230,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 		if (ret)
 			break;
 		s->idx = i;
-		s->start = now_ns();
+		s->start = rs_now_ns();
 		pthread_mutex_lock(&in.lock);
 		s->busy = true;
 		in.n++;
@@ -257,7 +249,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	if (!ret)
 		ret = in.err;
 	pthread_mutex_unlock(&in.lock);
-	r->ns = now_ns() - t0;
+	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
 	r->qd = c->qd;
 	rawstore_perf_get(st, &p1);
@@ -444,12 +436,12 @@ static void *reader_main(void *arg)
 		char name[64];
 		uint64_t o = rnd(&rd->seed) % rd->objects;
 		uint64_t off = (rnd(&rd->seed) % (rd->obj_size / rd->size)) * rd->size;
-		uint64_t s = now_ns();
+		uint64_t s = rs_now_ns();
 		ssize_t n;
 
 		obj_name(name, sizeof(name), "rd-", o);
 		n = rawstore_read(rd->st, "bench", name, strlen(name), off, buf, rd->size);
-		rd->lat[i] = now_ns() - s;
+		rd->lat[i] = rs_now_ns() - s;
 		if (n != (ssize_t)rd->size)
 			rd->ret = n < 0 ? (int)n : -EIO;
 	}
@@ -479,7 +471,7 @@ static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, u
 	if (!ret)
 		ret = run_txns(st, &c1, objects, fill_create, &w, &setup);
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	if (!ret && c->threads > 1) {
 		/* --threads: that many threads each read count / threads */
 		unsigned int k, nt = c->threads;
@@ -507,16 +499,16 @@ static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, u
 	for (i = 0; i < count && !ret && c->threads <= 1; i++) {
 		char name[64];
 		uint64_t o = rnd(&seed) % objects, off = (rnd(&seed) % (obj_size / size)) * size;
-		uint64_t s = now_ns();
+		uint64_t s = rs_now_ns();
 		ssize_t n;
 
 		obj_name(name, sizeof(name), "rd-", o);
 		n = rawstore_read(st, "bench", name, strlen(name), off, buf, size);
-		r.lat[i] = now_ns() - s;
+		r.lat[i] = rs_now_ns() - s;
 		if (n != (ssize_t)size)
 			ret = n < 0 ? (int)n : -EIO;
 	}
-	r.ns = now_ns() - t0;
+	r.ns = rs_now_ns() - t0;
 	r.cpu_ns = cpu_ns() - c0;
 	/* reads run in the callers' threads, one at a time each */
 	r.qd = c->threads > 1 ? c->threads : 1;
@@ -596,10 +588,10 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 		p0.struct_size = p1.struct_size = sizeof(p0);
 		rawstore_perf_get(st, &p0);
 		c0 = cpu_ns();
-		t0 = now_ns();
+		t0 = rs_now_ns();
 		thin1 = thin_used(c->thin_pool);
 		ret = rawstore_reclaim(st);
-		rc.ns = rc.lat[0] = now_ns() - t0;
+		rc.ns = rc.lat[0] = rs_now_ns() - t0;
 		thin2 = thin_used(c->thin_pool);
 		rc.cpu_ns = cpu_ns() - c0;
 		rawstore_perf_get(st, &p1);
@@ -665,23 +657,23 @@ static int bench_alloc(const struct cfg *c, double fullness)
 		free(p);
 	}
 	/* steady state: free a random extent, allocate a random size */
-	t0 = now_ns();
+	t0 = rs_now_ns();
 	for (i = 0; i < ops; i++) {
-		uint64_t k = rnd(&seed) % n_held, s0 = now_ns();
+		uint64_t k = rnd(&seed) % n_held, s0 = rs_now_ns();
 		struct pext *p;
 		int n, j;
 
 		extset_insert(&s, held[k].off, held[k].len);
 		held[k] = held[--n_held];
 		n = extset_alloc(&s, (rnd(&seed) % 16 + 1) * U, 0, 0, &p);
-		lat[i] = now_ns() - s0;
+		lat[i] = rs_now_ns() - s0;
 		if (n < 0)
 			continue;
 		for (j = 0; j < n && n_held < held_cap; j++)
 			held[n_held++] = p[j];
 		free(p);
 	}
-	ns = now_ns() - t0;
+	ns = rs_now_ns() - t0;
 	qsort(lat, ops, sizeof(uint64_t), cmp_u64);
 	if (c->json)
 		printf("{\"workload\": \"alloc\", \"fullness\": %.2f, \"ops\": %" PRIu64
