@@ -156,7 +156,14 @@ static void rec_change(struct rawstore *st, char type, uint64_t off, uint64_t le
 {
 	struct stage *sg = &st->space->stage;
 
-	if (sg->on && sg->n == sg->cap) {
+	if (!sg->on) {
+		if (del)
+			obs_del(st->wb, type, off);
+		else
+			obs_put(st->wb, type, off, len);
+		return;
+	}
+	if (sg->n == sg->cap) {
 		uint32_t cap = sg->cap ? sg->cap * 2 : 256;
 		struct stage_ent *v = rs_fail_check(RS_FAIL_STAGE) ? NULL :
 				      realloc(sg->v, cap * sizeof(*v));
@@ -178,14 +185,8 @@ static void rec_change(struct rawstore *st, char type, uint64_t off, uint64_t le
 		sg->v = v;
 		sg->cap = cap;
 	}
-	if (sg->on) {
-		sg->v[sg->n] = (struct stage_ent){ off, len, sg->n, type, del, existed };
-		sg->n++;
-	} else if (del) {
-		obs_del(st->wb, type, off);
-	} else {
-		obs_put(st->wb, type, off, len);
-	}
+	sg->v[sg->n] = (struct stage_ent){ off, len, sg->n, type, del, existed };
+	sg->n++;
 }
 
 static void free_put(void *a, uint64_t off, uint64_t len)
