@@ -31,7 +31,8 @@
  *  edges   ext4: nohide_stale_gid= in the image's s_mount_opts is ignored;
  *          an fd passed over SCM_RIGHTS needs both its opener and the
  *          caller to pass the gate; files group or others can read are
- *          refused unless the caller owns them or holds CAP_SYS_RAWIO;
+ *          refused unless the caller owns them or holds CAP_SYS_RAWIO, and
+ *          so are files only their owner can read (0620);
  *          root in a user namespace gets EPERM; IORING_OP_FALLOCATE
  *          obeys the gate; setuid/setgid bits are
  *          stripped; append-only and immutable files refuse it; overlayfs
@@ -47,6 +48,15 @@
  *          hold exactly the last data written (write-back and page-cache
  *          truncation lose no store), no unwritten extent is left, e2fsck
  *          is clean;
+ *  tail    ext4: NO_HIDE_STALE(0, 1000) over deleted data, then a truncate
+ *          up or a write past EOF: [1000, 4096) reads zeros (buffered, O_DIRECT,
+ *          after remount) while [0, 1000) is the deleted data; e2fsck;
+ *  subpage ext4 with 1 KiB blocks: NO_HIDE_STALE of written blocks at a start
+ *          that is not page-aligned keeps the cached data (buffered read),
+ *          and an mmap write into that page stores no zeros (after remount);
+ *  idmap   ext4 through an idmapped mount (uid 1000 on disk seen as 2000):
+ *          on a 0660 file uid 2000 is the owner and may, uid 1000 is not
+ *          and gets EPERM (and the reverse on the plain mount);
  *  blkdev  a block device: PUNCH_HOLE|KEEP_SIZE|NO_HIDE_STALE is a plain
  *          discard (0 with discard, EOPNOTSUPP without), the rest of the
  *          device is untouched, the page cache is dropped (kept, dirty
@@ -54,7 +64,7 @@
  *          combination with the flag is refused.
  *
  * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay|edges|journal|variants|
- *                       concurrent DEVICE MOUNTPOINT
+ *                       concurrent|tail|subpage|idmap DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -746,10 +756,20 @@ static void test_edges(void)
 		kt_fatal("chmod: %s", strerror(errno));
 	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), -EPERM,
 		     "member on a 0660 file it does not own (group-readable)");
+	/* The owner can read a 0620 file: a non-owner must not show it stale data. */
 	if (chmod(path_in("pub"), 0620))
 		kt_fatal("chmod: %s", strerror(errno));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), -EPERM,
+		     "member on a 0620 file it does not own (its owner can read it)");
+	st = fstat_or_die(fd = open(path_in("pub"), O_RDONLY));
+	close(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0,
+		 "the refused 0620 file got nothing (size %lld, blocks %lld)",
+		 (long long)st.st_size, (long long)st.st_blocks);
+	if (chmod(path_in("pub"), 0220))
+		kt_fatal("chmod: %s", strerror(errno));
 	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), 0,
-		     "member on a 0620 file it does not own (nobody else can read it)");
+		     "member on a 0220 file it does not own (nobody can read it)");
 	close(make_file("mine", USER_UID, USER_GID, 0644));
 	kt_expect_eq(fallocate_wr_as(&member, path_in("mine"), NHS, 0, MiB), 0,
 		     "member on its own 0644 file");
@@ -1283,6 +1303,286 @@ static void test_stale(void)
 	umount_or_die();
 }
 
+/* ---- a new end of file inside a block: the rest of the block reads zeros ---- */
+
+/*
+ * The first block of name read with O_DIRECT (the page cache may not hide
+ * anything): returns the number of bytes read into buf.
+ */
+static ssize_t read_block0_direct(const char *name, uint8_t *buf)
+{
+	int fd = open_direct(name);
+	ssize_t n = pread(fd, buf, BS, 0);
+
+	if (n < 0)
+		kt_fatal("pread %s O_DIRECT: %s", name, strerror(errno));
+	close(fd);
+	return n;
+}
+
+static uint64_t first_nonzero(const uint8_t *b, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++)
+		if (b[i])
+			return i;
+	return UINT64_MAX;
+}
+
+/* NO_HIDE_STALE(0, 1000) into name, then grow it by how; [1000, 4096) reads zeros. */
+static void tail_case(const char *name, const char *how)
+{
+	uint8_t *b;
+	uint64_t nz;
+	int fd = create_file(name, 0);
+
+	if (posix_memalign((void **)&b, BS, BS))
+		kt_fatal("out of memory");
+	close(fd);
+	kt_expect_eq(fallocate_as(&member, path_in(name), NHS, 0, 1000), 0,
+		     "%s: NO_HIDE_STALE [0, 1000) as the owner", name);
+	kt_expect_eq(read_block0_direct(name, b), 1000, "%s: O_DIRECT read stops at EOF 1000",
+		     name);
+	kt_check(first_nonzero(b, 0, 1000) != UINT64_MAX,
+		 "%s: [0, 1000) holds the deleted file's data (the block is stale, so the "
+		 "check below means something)", name);
+	fd = open(path_in(name), O_RDWR);
+	if (fd < 0)
+		kt_fatal("open %s: %s", name, strerror(errno));
+	if (!strcmp(how, "truncate")) {
+		if (ftruncate(fd, 8192))
+			kt_fatal("ftruncate %s: %s", name, strerror(errno));
+	} else {
+		if (pwrite(fd, "x", 1, 6000) != 1)
+			kt_fatal("pwrite %s: %s", name, strerror(errno));
+	}
+	kt_expect_range(fd, 1000, 3096, 0, how);
+	fsync(fd);
+	close(fd);
+	kt_expect_eq(read_block0_direct(name, b), BS, "%s: O_DIRECT read of the whole block", name);
+	nz = first_nonzero(b, 1000, BS);
+	kt_check(nz == UINT64_MAX, "%s after %s: [1000, 4096) reads zeros on disk (first "
+		 "non-zero byte at %lld)", name, how, nz == UINT64_MAX ? -1ll : (long long)nz);
+	free(b);
+}
+
+static void test_tail(void)
+{
+	struct statfs sf;
+	uint64_t victim_len;
+	uint8_t *b;
+	int fd;
+
+	/* Stale data everywhere: a deleted file fills the file system. */
+	{
+		int bfd = open(dev, O_RDWR);
+
+		if (bfd < 0 || kt_blkzeroout(bfd, 0, 64 * MiB))
+			kt_fatal("zeroing the first 64 MiB of %s failed", dev);
+		close(bfd);
+	}
+	mkfs_ext4("64M", "");
+	mount_gated("");
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	if (statfs(mnt, &sf))
+		kt_fatal("statfs: %s", strerror(errno));
+	victim_len = (sf.f_bavail * sf.f_bsize - 2 * MiB) & ~(MiB - 1);
+	write_tagged("victim", victim_magic, victim_len, 31);
+	if (unlink(path_in("victim")))
+		kt_fatal("unlink victim: %s", strerror(errno));
+	fd = create_file("sync", 0);
+	syncfs(fd);
+	close(fd);
+
+	tail_case("t", "truncate");
+	tail_case("w", "write");
+	/* And on disk, with nothing cached. */
+	umount_or_die();
+	mount_gated("");
+	if (posix_memalign((void **)&b, BS, BS))
+		kt_fatal("out of memory");
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "w" : "t";
+		uint64_t nz;
+
+		kt_expect_eq(read_block0_direct(name, b), BS, "%s after remount: O_DIRECT read", name);
+		nz = first_nonzero(b, 1000, BS);
+		kt_check(nz == UINT64_MAX, "%s after remount: [1000, 4096) reads zeros (first "
+			 "non-zero byte at %lld)", name, nz == UINT64_MAX ? -1ll : (long long)nz);
+	}
+	free(b);
+	umount_or_die();
+	fsck_clean("stale tail");
+}
+
+/* ---- idmapped mounts: the owner is the one seen through the mount ---- */
+
+#define IDMAP_UID 2000
+
+/*
+ * A user namespace mapping uid 1000 to 2000 (and every other uid and gid
+ * below 65536 to itself), as an fd for MOUNT_ATTR_IDMAP.
+ */
+static int idmap_userns(void)
+{
+	static const char *uid_map = "0 0 1000\n1000 2000 1\n1001 1001 999\n2001 2001 63535\n";
+	static const char *gid_map = "0 0 65536\n";
+	char path[64];
+	int p[2], fd;
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		kt_fatal("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		kt_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[1]);
+		if (unshare(CLONE_NEWUSER))
+			_exit(1);
+		/* Wait until the parent has taken the namespace. */
+		if (read(p[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	/* The child must be in its namespace before the maps are written. */
+	for (int i = 0; i < 100; i++) {
+		char a[64], b[64];
+		ssize_t n1, n2;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+		n1 = readlink(path, a, sizeof(a) - 1);
+		n2 = readlink("/proc/self/ns/user", b, sizeof(b) - 1);
+		if (n1 > 0 && n2 > 0 && (n1 != n2 || memcmp(a, b, (size_t)n1)))
+			break;
+		usleep(10000);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	if (!write_proc(path, uid_map))
+		kt_fatal("writing %s failed", path);
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	if (!write_proc(path, gid_map))
+		kt_fatal("writing %s failed", path);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		kt_fatal("open %s: %s", path, strerror(errno));
+	close(p[1]);
+	waitpid(pid, NULL, 0);
+	return fd;
+}
+
+static void test_idmap(void)
+{
+	static const struct ids mapped_owner = {
+		"uid 2000 with supplementary group rsstale (owner through the idmapped mount)",
+		IDMAP_UID, IDMAP_UID, 1, { STALE_GID }, CAPS_DEFAULT };
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	char idmnt[256], p[PATH_MAX];
+	struct stat st;
+	int tree, fd;
+
+	mkfs_ext4("256M", "");
+	mount_gated("");
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	/* On disk: owner rsuser (1000), group rsstale, 0660: the owner can read. */
+	close(make_file("a", USER_UID, STALE_GID, 0660));
+	close(make_file("b", USER_UID, STALE_GID, 0660));
+	close(make_file("c", USER_UID, STALE_GID, 0660));
+
+	snprintf(idmnt, sizeof(idmnt), "%s-idmap", mnt);
+	if (mkdir(idmnt, 0755) && errno != EEXIST)
+		kt_fatal("mkdir %s: %s", idmnt, strerror(errno));
+	attr.userns_fd = (uint64_t)idmap_userns();
+	tree = open_tree(AT_FDCWD, mnt, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		kt_fatal("open_tree %s: %s", mnt, strerror(errno));
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)))
+		kt_fatal("mount_setattr MOUNT_ATTR_IDMAP: %s (ext4 supports idmapped mounts)",
+			 strerror(errno));
+	if (move_mount(tree, "", AT_FDCWD, idmnt, MOVE_MOUNT_F_EMPTY_PATH))
+		kt_fatal("move_mount to %s: %s", idmnt, strerror(errno));
+	close(tree);
+	close((int)attr.userns_fd);
+
+	snprintf(p, sizeof(p), "%s/a", idmnt);
+	if (stat(p, &st))
+		kt_fatal("stat %s: %s", p, strerror(errno));
+	kt_check(st.st_uid == IDMAP_UID, "through the idmapped mount the file's owner is %d (%u)",
+		 IDMAP_UID, (unsigned int)st.st_uid);
+
+	/* The raw owner (uid 1000) is not the owner through the idmapped mount. */
+	kt_expect_eq(fallocate_wr_as(&member, p, NHS, 0, MiB), -EPERM,
+		     "idmapped mount: uid 1000 (owner on disk, not through the mount) on a 0660 "
+		     "file");
+	fd = open(p, O_RDONLY);
+	st = fstat_or_die(fd);
+	close(fd);
+	kt_check(st.st_blocks == 0, "the refused file got no blocks (%lld)",
+		 (long long)st.st_blocks);
+	snprintf(p, sizeof(p), "%s/b", idmnt);
+	kt_expect_eq(fallocate_wr_as(&mapped_owner, p, NHS, 0, MiB), 0,
+		     "idmapped mount: uid 2000 (the owner through the mount) on a 0660 file");
+	/* Reference: on the plain mount uid 1000 is the owner. */
+	kt_expect_eq(fallocate_wr_as(&member, path_in("c"), NHS, 0, MiB), 0,
+		     "plain mount: uid 1000, the owner, on a 0660 file");
+	if (umount2(idmnt, MNT_DETACH))
+		kt_fatal("umount %s: %s", idmnt, strerror(errno));
+	rmdir(idmnt);
+	umount_or_die();
+}
+
+/* ---- blocks smaller than a page: the page cache keeps written data ---- */
+
+static void test_subpage(void)
+{
+	uint8_t *map;
+	int fd;
+
+	mkfs_ext4("256M", "-b 1024");
+	mount_gated("");
+	fd = create_file("s", 0);
+	kt_fill(fd, 0, 16 * KiB, 51);
+	if (fsync(fd))
+		kt_fatal("fsync: %s", strerror(errno));
+	/* Cache it: uptodate pages over written 1 KiB blocks. */
+	kt_expect_range(fd, 0, 16 * KiB, 51, "written data (cached)");
+	kt_expect_eq(kt_fallocate(fd, NHS, 5 * KiB, KiB), 0,
+		     "NO_HIDE_STALE of [5 KiB, 6 KiB): written blocks, start not page-aligned");
+	kt_expect_range(fd, 0, 16 * KiB, 51, "buffered read after NO_HIDE_STALE keeps the data");
+	/* An mmap write into the same page must not store zeros. */
+	map = mmap(NULL, 16 * KiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		kt_fatal("mmap: %s", strerror(errno));
+	map[4100] = (uint8_t)~kt_pattern_byte(51, 4100);
+	if (msync(map, 16 * KiB, MS_SYNC))
+		kt_fatal("msync: %s", strerror(errno));
+	munmap(map, 16 * KiB);
+	close(fd);
+	umount_or_die();
+	mount_gated("");
+	fd = open(path_in("s"), O_RDONLY);
+	if (fd < 0)
+		kt_fatal("open s: %s", strerror(errno));
+	kt_expect_range(fd, 0, 4100, 51, "after mmap write and remount: [0, 4100)");
+	kt_expect_range(fd, 4101, 16 * KiB - 4101, 51,
+			"after mmap write and remount: [4101, 16 KiB), the NO_HIDE_STALE "
+			"range included");
+	{
+		uint8_t c;
+		uint8_t want = (uint8_t)~kt_pattern_byte(51, 4100);
+
+		kt_check(pread(fd, &c, 1, 4100) == 1 && c == want,
+			 "the mmap write reached the disk");
+	}
+	close(fd);
+	umount_or_die();
+	fsck_clean("1 KiB blocks, sub-page NO_HIDE_STALE");
+}
+
 /* ---- jbd2 transactions of first writes ---- */
 
 static char jbd2_info[PATH_MAX];
@@ -1786,7 +2086,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
 		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay|edges|"
-			 "journal|variants|concurrent DEVICE MOUNTPOINT | "
+			 "journal|variants|concurrent|tail|subpage|idmap DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -1834,6 +2134,12 @@ int main(int argc, char **argv)
 		test_variants();
 	else if (!strcmp(what, "concurrent"))
 		test_concurrent();
+	else if (!strcmp(what, "tail"))
+		test_tail();
+	else if (!strcmp(what, "subpage"))
+		test_subpage();
+	else if (!strcmp(what, "idmap"))
+		test_idmap();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();
