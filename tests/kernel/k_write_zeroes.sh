@@ -1,7 +1,8 @@
 # k_write_zeroes.sh: FALLOC_FL_WRITE_ZEROES (kernel patches 0003-0004).
 # ext4 on /dev/disk/scratch (written extents, zeros over deleted data, 1 KiB
 # blocks, bigalloc, jbd2 commits, e2fsck), ext4 on /dev/disk/vnowz (no
-# write-zeroes: refused), xfs and tmpfs (refused), and the block devices
+# write-zeroes: refused) and on /dev/disk/vwzonly (write-zeroes that cannot
+# unmap, no discard: refused), xfs and tmpfs (refused), and the block devices
 # themselves. Leaves /dev/disk/scratch unmounted and discarded.
 
 wz_mnt=/mnt/wz
@@ -12,10 +13,14 @@ for t in ext4 variants jbd2 other; do
 done
 kt_run write_zeroes/nowz t_write_zeroes nowz /dev/disk/vnowz $wz_mnt
 while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+# Write-zeroes without discard: it cannot unmap, so it is refused (6.17).
+kt_run write_zeroes/nounmap t_write_zeroes nounmap /dev/disk/vwzonly $wz_mnt
+while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 
 kt_run write_zeroes/blkdev-virtio-512 t_write_zeroes blkdev /dev/disk/vblk --expect=zeroes
 kt_run write_zeroes/blkdev-virtio-4096 t_write_zeroes blkdev /dev/disk/vblk4k --expect=zeroes
 kt_run write_zeroes/blkdev-virtio-nowz t_write_zeroes blkdev /dev/disk/vnowz --expect=eopnotsupp
+kt_run write_zeroes/blkdev-virtio-nounmap t_write_zeroes blkdev /dev/disk/vwzonly --expect=eopnotsupp
 
 rmdir $wz_mnt 2> /dev/null
 blkdiscard -f /dev/disk/scratch 2> /dev/null || blkdiscard /dev/disk/scratch 2> /dev/null ||

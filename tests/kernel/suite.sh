@@ -16,6 +16,7 @@
 #   /dev/disk/vblk    virtio-blk, 512-byte sectors, discard + write-zeroes
 #   /dev/disk/vblk4k  virtio-blk, 4096-byte sectors, discard + write-zeroes
 #   /dev/disk/vnowz   virtio-blk, 512-byte sectors, no discard, no write-zeroes
+#   /dev/disk/vwzonly virtio-blk, 512-byte sectors, write-zeroes, no discard
 #   /dev/disk/scratch virtio-blk, large, for filesystems / loop / dm-thin
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$here:$PATH"

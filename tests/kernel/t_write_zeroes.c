@@ -17,12 +17,15 @@
  *          preallocation: one per write);
  *  nowz    ext4 on a device without write-zeroes: EOPNOTSUPP, nothing
  *          allocated (no fallback to writing zeros);
+ *  nounmap ext4 on a device with write-zeroes but without discard, whose
+ *          write-zeroes cannot unmap: EOPNOTSUPP as in 6.17, nothing
+ *          allocated;
  *  other   xfs and tmpfs refuse it (EOPNOTSUPP), nothing allocated;
  *  blkdev  a block device: zeros the range (0) with write-zeroes, or
  *          EOPNOTSUPP without it and then keeps even dirty cached data;
  *          the page cache is dropped; alignment, range and mode checks.
  *
- * Usage: t_write_zeroes ext4|variants|jbd2|nowz|other DEVICE MOUNTPOINT
+ * Usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|other DEVICE MOUNTPOINT
  *        t_write_zeroes blkdev DEVICE --expect=zeroes|eopnotsupp
  * DESTROYS the data on DEVICE.
  */
@@ -477,16 +480,20 @@ static void refused(const char *fs, int fd)
 	kt_expect_eq(kt_fallocate(fd, 0, 0, MiB), 0, "%s: mode 0 still works (reference)", fs);
 }
 
-static void test_nowz(void)
+static void test_nowz(bool has_wz)
 {
+	long long wz = kt_queue_attr(dev, "write_zeroes_max_bytes");
+	long long dis = kt_queue_attr(dev, "discard_max_bytes");
 	int fd;
 
-	kt_note("%s: write_zeroes_max_bytes %lld", dev,
-		kt_queue_attr(dev, "write_zeroes_max_bytes"));
+	kt_note("%s: write_zeroes_max_bytes %lld, discard_max_bytes %lld", dev, wz, dis);
+	if (has_wz && (wz <= 0 || dis != 0))
+		kt_fatal("%s must have write-zeroes and no discard", dev);
 	mkfs_ext4("64M", "");
 	mount_or_die("ext4", "");
 	fd = create_file("f");
-	refused("ext4 on a device without write-zeroes", fd);
+	refused(has_wz ? "ext4 on a device whose write-zeroes cannot unmap" :
+		"ext4 on a device without write-zeroes", fd);
 	close(fd);
 	umount_or_die();
 }
@@ -594,7 +601,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|other DEVICE MOUNTPOINT | "
+		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|other DEVICE "
+			 "MOUNTPOINT | "
 			 "blkdev DEVICE --expect=zeroes|eopnotsupp");
 	what = argv[1];
 	dev = argv[2];
@@ -622,7 +630,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(what, "jbd2"))
 		test_jbd2();
 	else if (!strcmp(what, "nowz"))
-		test_nowz();
+		test_nowz(false);
+	else if (!strcmp(what, "nounmap"))
+		test_nowz(true);
 	else if (!strcmp(what, "variants"))
 		test_variants();
 	else if (!strcmp(what, "other"))
