@@ -37,6 +37,16 @@
  *    4096-byte sectors (a loop over FILE): a provision that is 512- but
  *    not 4096-aligned gives EINVAL, logs no I/O error and allocates
  *    nothing; an aligned one succeeds and allocates in FILE.
+ *  t_provision frozen DEV FILE MNT
+ *    DEV is a loop device over FILE on the file system mounted at MNT,
+ *    which the test freezes (FIFREEZE): a provision and a discard of DEV
+ *    wait for the thaw instead of changing the frozen file system (FILE's
+ *    st_blocks stays put while frozen; the kernel logs no warning), then
+ *    complete with 0 and allocate or free the range.
+ *  t_provision immutable DEV FILE
+ *    DEV is a loop device over FILE; FILE is then made immutable
+ *    (FS_IMMUTABLE_FL): a provision of DEV fails and allocates nothing in
+ *    FILE, as fallocate() of FILE itself does (EPERM).
  *
  * DESTROYS the data on DEV.
  */
@@ -52,6 +62,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -423,6 +435,115 @@ static int cmd_misaligned(const char *file)
 	return kt_done();
 }
 
+/* st_blocks of path without syncing anything (the file system may be frozen). */
+static long long st_blocks_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		kt_fatal("stat %s: %s", path, strerror(errno));
+	return (long long)st.st_blocks;
+}
+
+/*
+ * Run op (0: provision, 1: discard) of [off, +len) on DEV in a child while
+ * the file system at mnt is frozen: the child must still be waiting after
+ * a second, FILE unchanged; after the thaw it must finish with 0.
+ */
+static void frozen_op(const char *file, int mfd, int op, uint64_t off, uint64_t len,
+		      const char *what)
+{
+	long long before = st_blocks_of(file), during;
+	struct timespec ts = { 1, 0 };
+	int status, rc;
+	pid_t pid;
+
+	if (ioctl(mfd, FIFREEZE, 0))
+		kt_fatal("FIFREEZE: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		ioctl(mfd, FITHAW, 0);
+		kt_fatal("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		uint64_t r[2] = { off, len };
+
+		if (op == 0)
+			rc = kt_fallocate(dfd, 0, off, len);
+		else
+			rc = ioctl(dfd, BLKDISCARD, r) ? -errno : 0;
+		_exit(rc == 0 ? 0 : 100 + (-rc & 0x7f));
+	}
+	nanosleep(&ts, NULL);
+	rc = waitpid(pid, &status, WNOHANG);
+	during = st_blocks_of(file);
+	if (ioctl(mfd, FITHAW, 0))
+		kt_fatal("FITHAW: %s", strerror(errno));
+	kt_check(rc == 0, "%s waits while the backing file system is frozen (%s)", what,
+		 rc == 0 ? "still waiting after 1 s" : "finished while frozen");
+	kt_check(during == before, "%s: backing file unchanged while frozen (st_blocks %lld -> "
+		 "%lld)", what, before, during);
+	if (rc == 0 && waitpid(pid, &status, 0) != pid)
+		kt_fatal("waitpid: %s", strerror(errno));
+	kt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "%s completes with 0 after the thaw (exit %d: 100 + errno)", what,
+		 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static int cmd_frozen(const char *file, const char *mnt)
+{
+	int mfd = open(mnt, O_RDONLY | O_DIRECTORY);
+	long long before;
+
+	if (mfd < 0)
+		kt_fatal("open %s: %s", mnt, strerror(errno));
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: no provision on a loop over a file", dev);
+	before = file_blocks(file);
+	frozen_op(file, mfd, 0, 0, MiB, "provision of 1 MiB");
+	kt_check(file_blocks(file) - before >= 2048,
+		 "the provision allocated 1 MiB after the thaw (%lld sectors)",
+		 file_blocks(file) - before);
+	kt_fill(dfd, 4 * MiB, MiB, 41);
+	before = file_blocks(file);
+	frozen_op(file, mfd, 1, 4 * MiB, MiB, "discard of 1 MiB");
+	kt_check(before - file_blocks(file) >= 2048,
+		 "the discard freed 1 MiB after the thaw (%lld sectors)",
+		 before - file_blocks(file));
+	close(mfd);
+	return kt_done();
+}
+
+static int set_iflags(const char *file, int flags)
+{
+	int fd = open(file, O_RDONLY), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = ioctl(fd, FS_IOC_SETFLAGS, &flags) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static int cmd_immutable(const char *file)
+{
+	long long before = file_blocks(file);
+	int rc;
+
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: no provision on a loop over a file", dev);
+	if (set_iflags(file, FS_IMMUTABLE_FL))
+		kt_fatal("chattr +i %s: %s", file, strerror(errno));
+	rc = kt_fallocate(dfd, 0, 0, MiB);
+	kt_check(rc != 0, "provision of a loop over an immutable file fails (%s)",
+		 kt_errname(rc));
+	kt_expect_eq(file_blocks(file) - before, 0, "nothing was allocated in the immutable file");
+	if (set_iflags(file, 0))
+		kt_fatal("chattr -i %s: %s", file, strerror(errno));
+	provision_grows(file, 0, 0, MiB, MiB, "after chattr -i");
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -436,6 +557,10 @@ int main(int argc, char **argv)
 		return cmd_enospc(argv[3], argv[4]);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats();
+	if (!strcmp(argv[1], "frozen") && argc == 5)
+		return cmd_frozen(argv[3], argv[4]);
+	if (!strcmp(argv[1], "immutable") && argc == 4)
+		return cmd_immutable(argv[3]);
 	if (!strcmp(argv[1], "misaligned") && argc == 4)
 		return cmd_misaligned(argv[3]);
 	if (!strcmp(argv[1], "partition") && argc == 5)
