@@ -17,6 +17,19 @@ while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 kt_run write_zeroes/nounmap t_write_zeroes nounmap /dev/disk/vwzonly $wz_mnt
 while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 
+# A write-zeroes that fails part way: the test module's dm target rs_wzfault
+# over the scratch disk fails write-zeroes bios on demand.
+if modprobe t_wzfault 2> /tmp/kt-modprobe &&
+	dmsetup create wz-fault --table "0 $((256 * 2048)) rs_wzfault /dev/disk/scratch"; then
+	kt_allow_dmesg 'I/O error| error, dev |blk_update_request'
+	kt_run write_zeroes/fault t_write_zeroes fault /dev/mapper/wz-fault $wz_mnt
+	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+	dmsetup remove wz-fault
+	rmmod t_wzfault
+else
+	kt_result write_zeroes/fault FAIL "modprobe t_wzfault or dmsetup create failed: $(cat /tmp/kt-modprobe)"
+fi
+
 kt_run write_zeroes/blkdev-virtio-512 t_write_zeroes blkdev /dev/disk/vblk --expect=zeroes
 kt_run write_zeroes/blkdev-virtio-4096 t_write_zeroes blkdev /dev/disk/vblk4k --expect=zeroes
 kt_run write_zeroes/blkdev-virtio-nowz t_write_zeroes blkdev /dev/disk/vnowz --expect=eopnotsupp

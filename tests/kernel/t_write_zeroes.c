@@ -20,12 +20,16 @@
  *  nounmap ext4 on a device with write-zeroes but without discard, whose
  *          write-zeroes cannot unmap: EOPNOTSUPP as in 6.17, nothing
  *          allocated;
+ *  fault   ext4 on a dm target that fails write-zeroes on demand (test
+ *          module t_wzfault): WRITE_ZEROES over deleted data fails with EIO
+ *          and the range reads zeros, also after umount/mount (unwritten
+ *          extents); once the device works again a retry succeeds;
  *  other   xfs and tmpfs refuse it (EOPNOTSUPP), nothing allocated;
  *  blkdev  a block device: zeros the range (0) with write-zeroes, or
  *          EOPNOTSUPP without it and then keeps even dirty cached data;
  *          the page cache is dropped; alignment, range and mode checks.
  *
- * Usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|other DEVICE MOUNTPOINT
+ * Usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|fault|other DEVICE MOUNTPOINT
  *        t_write_zeroes blkdev DEVICE --expect=zeroes|eopnotsupp
  * DESTROYS the data on DEVICE.
  */
@@ -498,6 +502,52 @@ static void test_nowz(bool has_wz)
 	umount_or_die();
 }
 
+/*
+ * DEVICE is /dev/mapper/NAME, a rs_wzfault target (tests/kernel/module)
+ * over a disk with write-zeroes and discard: with its write-zeroes failing,
+ * WRITE_ZEROES over deleted data must fail (EIO, no fallback to writing
+ * zero pages) and leave nothing readable but zeros, also once the
+ * extent-status cache is gone (umount/mount); a retry then succeeds.
+ */
+static void test_fault(void)
+{
+	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
+	int fd, bfd, rc;
+
+	bfd = open(dev, O_RDWR);
+	if (bfd < 0 || kt_blkzeroout(bfd, 0, 64 * MiB))
+		kt_fatal("zeroing the first 64 MiB of %s failed", dev);
+	close(bfd);
+	mkfs_ext4("64M", "");
+	mount_or_die("ext4", "");
+	leave_deleted_data();
+	fd = create_file("f");
+	if (kt_sh("dmsetup message %s 0 fail 1", name))
+		kt_fatal("dmsetup message %s 0 fail 1 failed", name);
+	rc = kt_fallocate(fd, WZ, 0, 16 * MiB);
+	if (kt_sh("dmsetup message %s 0 fail 0", name))
+		kt_fatal("dmsetup message %s 0 fail 0 failed", name);
+	kt_sh("dmsetup status %s | sed 's/^/# status: /'", name);
+	kt_expect_eq(rc, -EIO, "WRITE_ZEROES while the device fails write-zeroes (no fallback "
+		     "to writing zero pages)");
+	close(fd);
+	expect_both("f", 0, 16 * MiB, 0, "after the failed WRITE_ZEROES the range reads zeros");
+	umount_or_die();
+	mount_or_die("ext4", "");
+	expect_both("f", 0, 16 * MiB, 0,
+		    "after the failed WRITE_ZEROES and umount/mount the range reads zeros");
+	fd = open(path_in("f"), O_RDWR);
+	if (fd < 0)
+		kt_fatal("open f: %s", strerror(errno));
+	kt_expect_extents(fd, 0, 16 * MiB, true, "the failed range stayed unwritten");
+	kt_expect_eq(kt_fallocate(fd, WZ, 0, 16 * MiB), 0, "WRITE_ZEROES again, the device healed");
+	kt_expect_extents(fd, 0, 16 * MiB, false, "the retried range is written");
+	close(fd);
+	expect_both("f", 0, 16 * MiB, 0, "the retried range reads zeros");
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/wz-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
+}
+
 static void test_other(void)
 {
 	int fd;
@@ -601,7 +651,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|other DEVICE "
+		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|fault|other DEVICE "
 			 "MOUNTPOINT | "
 			 "blkdev DEVICE --expect=zeroes|eopnotsupp");
 	what = argv[1];
@@ -633,6 +683,8 @@ int main(int argc, char **argv)
 		test_nowz(false);
 	else if (!strcmp(what, "nounmap"))
 		test_nowz(true);
+	else if (!strcmp(what, "fault"))
+		test_fault();
 	else if (!strcmp(what, "variants"))
 		test_variants();
 	else if (!strcmp(what, "other"))
