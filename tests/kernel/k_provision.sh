@@ -30,6 +30,7 @@ pv_slice() {
 	dmsetup create "$1" --table "0 $(($3 * 2048)) linear $pv_scratch $(($2 * 2048))"
 }
 
+# (pv_block=SECTORS sets the pool's block size, default 128: 64 KiB.)
 # pv_pool NAME META_MIB DATA_MIB DATA_SIZE_MIB THIN_MIB [FEATURES...]: a pool
 # with 64 KiB blocks and block zeroing, and one thin device NAME-thin (id 1).
 pv_pool() {
@@ -38,7 +39,7 @@ pv_pool() {
 	pv_slice "$name-meta" "$meta" 4 && pv_slice "$name-data" "$data" "$dsize" &&
 		dd if=/dev/zero of="/dev/mapper/$name-meta" bs=4096 count=1 conv=fsync 2> /dev/null &&
 		dmsetup create "$name" --table "0 $((dsize * 2048)) thin-pool /dev/mapper/$name-meta \
-/dev/mapper/$name-data 128 0 $# $*" &&
+/dev/mapper/$name-data ${pv_block:-128} 0 $# $*" &&
 		dmsetup message "$name" 0 "create_thin 1" &&
 		dmsetup create "$name-thin" --table "0 $((tsize * 2048)) thin /dev/mapper/$name 1"
 }
@@ -218,7 +219,8 @@ pv_cleanup() {
 		prov-pi-data prov-pj-thin prov-pj prov-pj-meta prov-pj-data prov-pk-thin prov-pk \
 		prov-pk-meta prov-pk-data prov-eo prov-pl-thin prov-pl prov-pl-meta prov-pl-data \
 		prov-pm-thin prov-pm prov-pm-meta prov-pm-data prov-po-thin prov-po prov-po-meta \
-		prov-po-data; do
+		prov-po-data prov-pq-thin prov-pq prov-pq-meta prov-pq-data prov-pr-lin prov-pr-thin \
+		prov-pr prov-pr-meta prov-pr-data prov-ps-thin prov-ps prov-ps-meta prov-ps-data; do
 		[ -e "/dev/mapper/$d" ] && dmsetup remove "$d"
 	done
 	return 0
@@ -467,6 +469,48 @@ if pv_pool prov-pe 476 480 4 16 skip_block_zeroing; then
 	kt_run provision/thin-skip-zeroing t_provision none /dev/mapper/prov-pe-thin
 else
 	kt_result provision/thin-skip-zeroing FAIL "could not create pool prov-pe"
+fi
+# A pool reloaded with skip_block_zeroing under a live thin device: the
+# thin device keeps its limit (its table was not reloaded), and provision
+# is refused with EOPNOTSUPP all the same; reloaded back, it works again.
+if pv_pool prov-ps 1544 1548 8 16; then
+	tbl=$(dmsetup table prov-ps)
+	skip=$(echo "$tbl" | awk '{ $8 = $8 + 1; print $0 " skip_block_zeroing" }')
+	echo "    # pool table '$tbl' -> '$skip'"
+	if dmsetup suspend prov-ps-thin && dmsetup reload prov-ps --table "$skip" &&
+		dmsetup suspend prov-ps && dmsetup resume prov-ps && dmsetup resume prov-ps-thin; then
+		kt_run provision/thin-skip-zeroing-reload t_provision_thin refused \
+			/dev/mapper/prov-ps-thin prov-ps
+		dmsetup suspend prov-ps-thin && dmsetup reload prov-ps --table "$tbl" &&
+			dmsetup suspend prov-ps && dmsetup resume prov-ps && dmsetup resume prov-ps-thin
+		if /usr/sbin/fallocate -o 0 -l 256K /dev/mapper/prov-ps-thin; then
+			kt_result provision/thin-zeroing-reloaded PASS
+		else
+			kt_result provision/thin-zeroing-reloaded FAIL "provision after reloading with zeroing"
+		fi
+	else
+		dmsetup resume prov-ps 2> /dev/null
+		dmsetup resume prov-ps-thin 2> /dev/null
+		kt_result provision/thin-skip-zeroing-reload FAIL "could not reload prov-ps"
+	fi
+else
+	kt_result provision/thin-skip-zeroing-reload FAIL "could not create pool prov-ps"
+fi
+# A thin block size that is not a power of two (384 sectors, 192 KiB).
+pv_block=384
+if pv_pool prov-pq 1400 1404 96 96; then
+	pv_block=
+	kt_run provision/thin-odd-block t_provision_thin oddblock /dev/mapper/prov-pq-thin prov-pq 384
+else
+	pv_block=
+	kt_result provision/thin-odd-block FAIL "could not create pool prov-pq"
+fi
+# dm-linear over thin, starting 8 sectors (4 KiB) into it.
+if pv_pool prov-pr 1504 1508 32 32 &&
+	dmsetup create prov-pr-lin --table "0 $((32 * 2048 - 8)) linear /dev/mapper/prov-pr-thin 8"; then
+	kt_run provision/thin-linear-offset t_provision_thin offset /dev/mapper/prov-pr-lin prov-pr 128 8
+else
+	kt_result provision/thin-linear-offset FAIL "could not create pool prov-pr or the linear device"
 fi
 # Read-only pool: provision of a block already mapped (and not shared)
 # succeeds, of an unmapped block fails with EIO like a write; back in

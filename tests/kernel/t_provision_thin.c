@@ -60,6 +60,21 @@
  *    its commit and leave write mode (Fail, or ro); provision of an
  *    unmapped block then fails with EIO at once, allocating nothing,
  *    and never hangs.
+ *  t_provision_thin oddblock THIN POOL BLOCK_SECTORS
+ *    on a fresh pool whose block size (BLOCK_SECTORS) is not a power of
+ *    two: the limit is a multiple of the block; provisions inside, across
+ *    and past block boundaries map exactly the blocks they cover; one
+ *    request of 1.5 times the limit starting inside a block maps every
+ *    block it touches, which read zeros.
+ *  t_provision_thin offset DEV POOL BLOCK_SECTORS OFFSET_SECTORS
+ *    DEV is dm-linear over a fresh thin device starting OFFSET_SECTORS
+ *    into it (not a multiple of the thin block): one block's worth of DEV
+ *    maps the two thin blocks it straddles, a request of the full limit
+ *    maps every thin block it touches, and all of it reads zeros.
+ *  t_provision_thin refused THIN POOL
+ *    THIN's pool was reloaded with skip_block_zeroing while THIN stayed
+ *    live: provision (mode 0 and KEEP_SIZE) fails with EOPNOTSUPP,
+ *    allocates nothing, and the range still reads zeros.
  *  t_provision_thin extorigin THIN POOL ORIGIN
  *    THIN has the external origin ORIGIN (holding pattern 95): provision
  *    of unmapped blocks copies the origin's data into them (reads still
@@ -422,6 +437,80 @@ static int cmd_big(void)
 	return kt_done();
 }
 
+/* Blocks of size blk that [off, off + len) touches. */
+static long long blocks_touched(uint64_t off, uint64_t len, uint64_t blk)
+{
+	return (long long)((off + len - 1) / blk - off / blk + 1);
+}
+
+static int cmd_oddblock(unsigned int block_sectors)
+{
+	const uint64_t blk = (uint64_t)block_sectors * 512;
+	long long max = kt_queue_attr(dev, "provision_max_bytes");
+	uint64_t off, len;
+
+	require_provision();
+	kt_check((block_sectors & (block_sectors - 1)) != 0,
+		 "the pool's block (%u sectors) is not a power of two", block_sectors);
+	kt_check(max > 0 && max % (long long)blk == 0,
+		 "provision_max_bytes (%lld) is a multiple of the %llu-byte block", max,
+		 (unsigned long long)blk);
+	if (max <= 0)
+		return kt_done();
+	provision_uses(dfd, 0, 0, 4 * blk, 4, "4 whole blocks");
+	provision_uses(dfd, 0, 5 * blk + 4 * KiB, 4 * KiB, 1, "4 KiB inside block 5");
+	provision_uses(dfd, 0, 8 * blk - 4 * KiB, 8 * KiB, 2, "8 KiB across blocks 7 and 8");
+	provision_uses(dfd, 0, 10 * blk + blk / 2, blk, 2, "one block's length from mid-block");
+	kt_expect_range(dfd, 0, 12 * blk, 0, "provisioned blocks read zeros");
+	off = 16 * blk + 4 * KiB;
+	len = (uint64_t)max + (uint64_t)max / 2;
+	if (off + len > size)
+		kt_fatal("%s is too small for a %llu-byte provision", dev, (unsigned long long)len);
+	provision_uses(dfd, 0, off, len, blocks_touched(off, len, blk),
+		       "one request of 1.5 times the limit, starting inside a block");
+	kt_expect_range(dfd, 16 * blk, (uint64_t)blocks_touched(off, len, blk) * blk, 0,
+			"every block of the big request reads zeros");
+	return kt_done();
+}
+
+static int cmd_offset(unsigned int block_sectors, unsigned int offset_sectors)
+{
+	const uint64_t blk = (uint64_t)block_sectors * 512, shift = (uint64_t)offset_sectors * 512;
+	long long max = kt_queue_attr(dev, "provision_max_bytes");
+	uint64_t off, len;
+
+	require_provision();
+	kt_check(shift % blk != 0, "dm-linear starts %llu bytes into thin, inside a block",
+		 (unsigned long long)shift);
+	provision_uses(dfd, 0, 0, blk, blocks_touched(shift, blk, blk),
+		       "one block's length at offset 0 of the linear device");
+	provision_uses(dfd, 0, 4 * blk, 4 * KiB, blocks_touched(shift + 4 * blk, 4 * KiB, blk),
+		       "4 KiB at a linear offset that is a thin block multiple");
+	if (max <= 0)
+		return kt_done();
+	off = 8 * blk;
+	len = (uint64_t)max;
+	if (off + len > size)
+		kt_fatal("%s is too small for a %llu-byte provision", dev, (unsigned long long)len);
+	provision_uses(dfd, 0, off, len, blocks_touched(shift + off, len, blk),
+		       "one request of the full limit");
+	kt_expect_range(dfd, 0, off + len, 0, "everything provisioned reads zeros");
+	return kt_done();
+}
+
+static int cmd_refused(void)
+{
+	long long before = used();
+
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, 4 * 64 * KiB), -EOPNOTSUPP,
+		     "provision after the pool was reloaded with skip_block_zeroing");
+	kt_expect_eq(kt_fallocate(dfd, FALLOC_FL_KEEP_SIZE, 0, 64 * KiB), -EOPNOTSUPP,
+		     "KEEP_SIZE provision after the reload");
+	kt_check(used() == before, "nothing was allocated (used %lld -> %lld)", before, used());
+	kt_expect_range(dfd, 0, 4 * 64 * KiB, 0, "the range still reads zeros");
+	return kt_done();
+}
+
 /* Fork a child that provisions [off, +len) and exits with the errno (0: success). */
 static pid_t spawn_provision(uint64_t off, uint64_t len)
 {
@@ -775,7 +864,8 @@ int main(int argc, char **argv)
 		return cmd_snap((unsigned int)strtoul(argv[3], NULL, 0));
 	}
 	if (argc < 4)
-		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes|big|race|outofmeta THIN POOL | "
+		kt_fatal("usage: t_provision_thin basic|enospc|fit|modes|big|race|outofmeta|refused "
+			 "THIN POOL | oddblock THIN POOL BLOCK | offset DEV POOL BLOCK OFFSET | "
 			 "blocked THIN POOL CMD | extorigin THIN POOL ORIGIN | failmode THIN POOL META | "
 			 "snap POOL ID");
 	pool = argv[3];
@@ -796,6 +886,13 @@ int main(int argc, char **argv)
 		return cmd_failmode(argv[4]);
 	if (!strcmp(argv[1], "outofmeta"))
 		return cmd_outofmeta();
+	if (!strcmp(argv[1], "oddblock") && argc == 5)
+		return cmd_oddblock((unsigned int)strtoul(argv[4], NULL, 0));
+	if (!strcmp(argv[1], "offset") && argc == 6)
+		return cmd_offset((unsigned int)strtoul(argv[4], NULL, 0),
+				  (unsigned int)strtoul(argv[5], NULL, 0));
+	if (!strcmp(argv[1], "refused"))
+		return cmd_refused();
 	if (!strcmp(argv[1], "extorigin") && argc == 5)
 		return cmd_extorigin(argv[4]);
 	if (!strcmp(argv[1], "enospc")) {
