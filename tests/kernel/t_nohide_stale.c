@@ -48,9 +48,10 @@
  *          hold exactly the last data written (write-back and page-cache
  *          truncation lose no store), no unwritten extent is left, e2fsck
  *          is clean;
- *  tail    ext4: NO_HIDE_STALE(0, 1000) over deleted data, then a truncate
- *          up or a write past EOF: [1000, 4096) reads zeros (buffered, O_DIRECT,
- *          after remount) while [0, 1000) is the deleted data; e2fsck;
+ *  tail    ext4: NO_HIDE_STALE(0, 1000) over deleted data (or (0, 512) in a
+ *          file already 1000 bytes long), then a truncate up or a write
+ *          past EOF: [1000, 4096) reads zeros (buffered, O_DIRECT, after
+ *          remount) while [0, 1000) is the deleted data; e2fsck;
  *  subpage ext4 with 1 KiB blocks: NO_HIDE_STALE of written blocks at a start
  *          that is not page-aligned keeps the cached data (buffered read),
  *          and an mmap write into that page stores no zeros (after remount);
@@ -1328,18 +1329,25 @@ static uint64_t first_nonzero(const uint8_t *b, uint64_t from, uint64_t to)
 	return UINT64_MAX;
 }
 
-/* NO_HIDE_STALE(0, 1000) into name, then grow it by how; [1000, 4096) reads zeros. */
+/*
+ * NO_HIDE_STALE(0, 1000) into name (or, for "oldeof", NO_HIDE_STALE(0, 512)
+ * into a file already 1000 bytes long with no blocks), then grow it by how;
+ * [1000, 4096) reads zeros.
+ */
 static void tail_case(const char *name, const char *how)
 {
+	bool oldeof = !strcmp(how, "oldeof");
 	uint8_t *b;
 	uint64_t nz;
 	int fd = create_file(name, 0);
 
 	if (posix_memalign((void **)&b, BS, BS))
 		kt_fatal("out of memory");
+	if (oldeof && ftruncate(fd, 1000))
+		kt_fatal("ftruncate %s: %s", name, strerror(errno));
 	close(fd);
-	kt_expect_eq(fallocate_as(&member, path_in(name), NHS, 0, 1000), 0,
-		     "%s: NO_HIDE_STALE [0, 1000) as the owner", name);
+	kt_expect_eq(fallocate_as(&member, path_in(name), NHS, 0, oldeof ? 512 : 1000), 0,
+		     "%s: NO_HIDE_STALE [0, %d) as the owner", name, oldeof ? 512 : 1000);
 	kt_expect_eq(read_block0_direct(name, b), 1000, "%s: O_DIRECT read stops at EOF 1000",
 		     name);
 	kt_check(first_nonzero(b, 0, 1000) != UINT64_MAX,
@@ -1348,7 +1356,7 @@ static void tail_case(const char *name, const char *how)
 	fd = open(path_in(name), O_RDWR);
 	if (fd < 0)
 		kt_fatal("open %s: %s", name, strerror(errno));
-	if (!strcmp(how, "truncate")) {
+	if (strcmp(how, "write")) {
 		if (ftruncate(fd, 8192))
 			kt_fatal("ftruncate %s: %s", name, strerror(errno));
 	} else {
@@ -1396,13 +1404,14 @@ static void test_tail(void)
 
 	tail_case("t", "truncate");
 	tail_case("w", "write");
+	tail_case("o", "oldeof");
 	/* And on disk, with nothing cached. */
 	umount_or_die();
 	mount_gated("");
 	if (posix_memalign((void **)&b, BS, BS))
 		kt_fatal("out of memory");
-	for (int i = 0; i < 2; i++) {
-		const char *name = i ? "w" : "t";
+	for (int i = 0; i < 3; i++) {
+		const char *name = i == 0 ? "t" : i == 1 ? "w" : "o";
 		uint64_t nz;
 
 		kt_expect_eq(read_block0_direct(name, b), BS, "%s after remount: O_DIRECT read", name);
