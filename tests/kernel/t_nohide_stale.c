@@ -1373,12 +1373,43 @@ static void tail_case(const char *name, const char *how)
 	free(b);
 }
 
+/* A deleted file that took every free block: all free space holds its data. */
+static void fill_free_space_with_victim(void)
+{
+	uint8_t *buf = malloc(MiB);
+	uint64_t off = 0;
+	int fd = create_file("victim", 0);
+
+	if (!buf)
+		kt_fatal("out of memory");
+	for (;;) {
+		for (unsigned int i = 0; i < MiB / BS; i++)
+			tag_block(buf + i * BS, victim_magic, off / BS + i, 31);
+		if (pwrite(fd, buf, MiB, (off_t)off) != (ssize_t)MiB)
+			break;
+		off += MiB;
+	}
+	/* The last megabyte may have been partly written: go on block by block. */
+	off = (uint64_t)fstat_or_die(fd).st_size / BS * BS;
+	for (;;) {
+		tag_block(buf, victim_magic, off / BS, 31);
+		if (pwrite(fd, buf, BS, (off_t)off) != (ssize_t)BS || fsync(fd))
+			break;
+		off += BS;
+	}
+	kt_note("victim file: %llu MiB, up to ENOSPC", (unsigned long long)(off / MiB));
+	close(fd);
+	free(buf);
+	if (unlink(path_in("victim")))
+		kt_fatal("unlink victim: %s", strerror(errno));
+	fd = create_file("sync", 0);
+	syncfs(fd);
+	close(fd);
+}
+
 static void test_tail(void)
 {
-	struct statfs sf;
-	uint64_t victim_len;
 	uint8_t *b;
-	int fd;
 
 	/* Stale data everywhere: a deleted file fills the file system. */
 	{
@@ -1392,15 +1423,7 @@ static void test_tail(void)
 	mount_gated("");
 	if (chmod(mnt, 0777))
 		kt_fatal("chmod %s: %s", mnt, strerror(errno));
-	if (statfs(mnt, &sf))
-		kt_fatal("statfs: %s", strerror(errno));
-	victim_len = (sf.f_bavail * sf.f_bsize - 2 * MiB) & ~(MiB - 1);
-	write_tagged("victim", victim_magic, victim_len, 31);
-	if (unlink(path_in("victim")))
-		kt_fatal("unlink victim: %s", strerror(errno));
-	fd = create_file("sync", 0);
-	syncfs(fd);
-	close(fd);
+	fill_free_space_with_victim();
 
 	tail_case("t", "truncate");
 	tail_case("w", "write");
