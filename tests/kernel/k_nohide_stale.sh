@@ -18,13 +18,6 @@ for t in gate edges journal variants concurrent fiemap stale tail subpage idmap 
 	while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
 done
 
-# fsx-style randomized operation mixes with both new modes and the mount
-# option (Debian 12 packages neither fsx nor fsstress).
-kt_run nohide_stale/opmix-4k t_opmix $nhs_dev $nhs_mnt 4096 3000 1
-while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
-kt_run nohide_stale/opmix-1k t_opmix $nhs_dev $nhs_mnt 1024 2000 2
-while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
-
 kt_run nohide_stale/blkdev-virtio-512 t_nohide_stale blkdev /dev/disk/vblk --expect=discard
 kt_run nohide_stale/blkdev-virtio-4096 t_nohide_stale blkdev /dev/disk/vblk4k --expect=discard
 kt_run nohide_stale/blkdev-virtio-nodiscard t_nohide_stale blkdev /dev/disk/vnowz --expect=eopnotsupp

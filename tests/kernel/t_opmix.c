@@ -212,8 +212,13 @@ static void op_falloc(int mode, uint64_t off, uint64_t len)
 		for (uint64_t b = off / bs; b <= (end - 1) / bs; b++) {
 			if (b >= fb && b < lb)
 				state[b] = mode == FALLOC_FL_ZERO_RANGE ? UNWRITTEN : WRITTEN;
-			else
-				state[b] = WRITTEN; /* edge: zeroed through the page cache */
+			else if (state[b] != WRITTEN)
+				/*
+				 * An edge block is zeroed through the page cache
+				 * and may stay unwritten (reads zeros; a later
+				 * NO_HIDE_STALE exposes the disk under it).
+				 */
+				state[b] = UNWRITTEN;
 		}
 		break;
 	default: /* NO_HIDE_STALE */

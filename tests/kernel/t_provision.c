@@ -514,13 +514,21 @@ static int cmd_frozen(const char *file, const char *mnt)
 	return kt_done();
 }
 
-static int set_iflags(const char *file, int flags)
+/*
+ * Set or clear FS_IMMUTABLE_FL only: writing 0 would also clear ext4's
+ * EXTENTS_FL, which migrates the file to block mapping (no fallocate).
+ */
+static int set_immutable(const char *file, bool on)
 {
-	int fd = open(file, O_RDONLY), rc;
+	int fd = open(file, O_RDONLY), rc, flags;
 
 	if (fd < 0)
 		return -errno;
-	rc = ioctl(fd, FS_IOC_SETFLAGS, &flags) ? -errno : 0;
+	rc = ioctl(fd, FS_IOC_GETFLAGS, &flags) ? -errno : 0;
+	if (!rc) {
+		flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+		rc = ioctl(fd, FS_IOC_SETFLAGS, &flags) ? -errno : 0;
+	}
 	close(fd);
 	return rc;
 }
@@ -532,13 +540,13 @@ static int cmd_immutable(const char *file)
 
 	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
 		kt_fatal("%s: no provision on a loop over a file", dev);
-	if (set_iflags(file, FS_IMMUTABLE_FL))
+	if (set_immutable(file, true))
 		kt_fatal("chattr +i %s: %s", file, strerror(errno));
 	rc = kt_fallocate(dfd, 0, 0, MiB);
 	kt_check(rc != 0, "provision of a loop over an immutable file fails (%s)",
 		 kt_errname(rc));
 	kt_expect_eq(file_blocks(file) - before, 0, "nothing was allocated in the immutable file");
-	if (set_iflags(file, 0))
+	if (set_immutable(file, false))
 		kt_fatal("chattr -i %s: %s", file, strerror(errno));
 	provision_grows(file, 0, 0, MiB, MiB, "after chattr -i");
 	return kt_done();
