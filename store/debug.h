@@ -58,7 +58,9 @@ enum rs_fail {
 	RS_FAIL_SYNC = 3,		/* the sync thread's WAL sync: -EIO */
 	RS_FAIL_STAGE = 4,		/* growing the staged free-list changes of a
 					 * group: -ENOMEM */
-	RS_FAIL_MAX = 5,
+	RS_FAIL_ALLOC_RECORD = 5,	/* recording a piece a write allocated in its
+					 * transaction: -ENOMEM */
+	RS_FAIL_MAX = 6,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);

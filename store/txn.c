@@ -778,15 +778,17 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			goto out_free_buf;
 		}
 		for (i = 0; i < n; i++) {
-			ret = pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
-			if (ret) {
-				/* not recorded: give it back now */
-				space_unalloc(st, &pieces[i], 1);
-				pieces[i].len = 0;
-			}
+			ret = rs_fail_check(RS_FAIL_ALLOC_RECORD) ? -ENOMEM :
+			      pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
+			if (ret)
+				break;
 		}
-		if (ret)
+		if (ret) {
+			/* Pieces [0, i) are recorded and go back with the failed
+			 * transaction; the rest, never written, go back now. */
+			space_unalloc(st, pieces + i, (size_t)(n - i));
 			goto out_free_pieces;
+		}
 		/* Small new data: whole units through the WAL ([a0, b0) of @buf
 		 * holds data, old bytes or zeros throughout). */
 		defer = b0 - a0 <= (uint64_t)st->opts.deferred_new_max;
