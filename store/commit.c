@@ -511,7 +511,7 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 		if (!st->failed)
 			store_stop(st, err);
 	}
-	space_hold_free(&g->hold);
+	space_hold_free(st, &g->hold);
 	for (i = 0; i < g->n; i++)
 		if (!g->ts[i]->result)
 			txn_fail(g->ts[i], err);
@@ -836,7 +836,7 @@ out_complete:
 	pg->ok = ok;
 	pg->released = false;
 	if (!pg->wrote) {
-		space_hold_free(&pg->hold);
+		space_hold_free(st, &pg->hold);
 		pg->seq = p->written;
 	}
 	p->count++;

@@ -118,6 +118,10 @@ uint64_t rs_debug_join_waits(void);
 /* Entries (puts and deletes) in the last commit batch written. */
 uint64_t rs_debug_last_batch_entries(void);
 
+/* Bytes freed by batches written but not yet durable (held back from
+ * allocation); read after the transactions of interest completed. */
+uint64_t rs_debug_space_held(struct rawstore *st);
+
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names
  * the offset) if one does not.  Runs on the commit thread. */

@@ -1130,21 +1130,30 @@ void space_release(struct rawstore *st, struct space_hold *h)
 	struct rs_space *sp = st->space;
 	size_t i;
 
-	for (i = 0; i < h->frees.n; i++) {
+	for (i = 0; i < h->frees.n; i++)
 		extset_insert(&sp->dirty, h->frees.v[i].off, h->frees.v[i].len);
-		sp->held -= h->frees.v[i].len;
-	}
 	for (i = 0; i < h->ready.n; i++) {
 		extset_remove(&sp->pending, h->ready.v[i].off, h->ready.v[i].len);
 		extset_insert(&sp->ready, h->ready.v[i].off, h->ready.v[i].len);
 	}
-	space_hold_free(h);
+	space_hold_free(st, h);
 }
 
-void space_hold_free(struct space_hold *h)
+void space_hold_free(struct rawstore *st, struct space_hold *h)
 {
+	struct rs_space *sp = st->space;
+	size_t i;
+
+	/* Released or not, they are held no longer. */
+	for (i = 0; i < h->frees.n; i++)
+		sp->held -= h->frees.v[i].len;
 	pext_vec_free(&h->frees);
 	pext_vec_free(&h->ready);
+}
+
+uint64_t rs_debug_space_held(struct rawstore *st)
+{
+	return st->space->held;
 }
 
 /* ---- rounds: zero or punch free ranges ---- */

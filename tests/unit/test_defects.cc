@@ -121,3 +121,34 @@ TEST_F(AllocRecordTest, FailedPieceRecordFailsTheWrite)
 	ExpectModel();
 	ExpectClean();
 }
+
+/*
+ * Item 8: a group that freed space fails its WAL sync (reap_failed).  Its
+ * frees are dropped, and they are no longer counted as held back from
+ * allocation: the held count is 0 (before the fix it kept the freed
+ * bytes for good).
+ */
+TEST_F(DefectTest, FailedGroupDropsItsHeldFrees)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	Put("gone", pattern(200000, 1));
+	Put("keep", pattern(30000, 2));
+	EXPECT_EQ(rs_debug_space_held(st), 0u);
+	rs_debug_set_fail_point(RS_FAIL_SYNC, 1);
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "gone", 4);
+	EXPECT_EQ(Submit(t), -EIO);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("WAL sync"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(rs_debug_space_held(st), 0u) << "the failed group's frees are not held";
+	EXPECT_EQ(Write("c", "later", 0, pattern(9000, 3)), -EIO);
+	CloseFailed(-EIO);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	/* the remove may or may not be on disk */
+	if (Exists("gone")) {
+		EXPECT_EQ(Read("c", "gone", 0, 300000), model["gone"]);
+	}
+	model.erase("gone");
+	EXPECT_EQ(Read("c", "keep", 0, 40000), model["keep"]);
+	ExpectClean();
+}
