@@ -364,13 +364,23 @@ static void txn_fail(struct rawstore_txn *t, int result)
 			 rawstore_strerror(result));
 }
 
-/* Stop the store: later transactions fail with @err and this message. */
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rs_store_stop(struct rawstore *st, int err)
+{
+	pthread_mutex_lock(&stop_lock);
+	if (!st->failed) {
+		snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
+			 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+		/* the message first: whoever sees failed reads a whole one */
+		__atomic_store_n(&st->failed, err, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&stop_lock);
+}
+
 static void store_stop(struct rawstore *st, int err)
 {
-	/* atomic: the space worker polls it without the lock */
-	__atomic_store_n(&st->failed, err, __ATOMIC_RELEASE);
-	snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
-		 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+	rs_store_stop(st, err);
 }
 
 static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
@@ -508,8 +518,7 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 
 	if (g->wrote) {
 		rs_err(st, err, "%s; store stopped", msg);
-		if (!st->failed)
-			store_stop(st, err);
+		store_stop(st, err);
 	}
 	space_hold_free(st, &g->hold);
 	for (i = 0; i < g->n; i++)
@@ -674,8 +683,8 @@ again:
 			continue;
 		dev_wq_tag(st->dev, i);
 		ts[i]->errmsg[0] = 0;
-		if (st->failed) {
-			ts[i]->result = st->failed;
+		if (rs_failed(st)) {
+			ts[i]->result = rs_failed(st);
 			snprintf(ts[i]->errmsg, sizeof(ts[i]->errmsg), "%s", st->failed_msg);
 			continue;
 		}
@@ -720,7 +729,7 @@ again:
 	/* Every transaction's writes are in flight: wait for all of them. */
 	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
 	ret = dev_wq_wait(st->dev);
-	if (ret && !st->failed && pass < n && fail_write_errors(st, ts, n)) {
+	if (ret && !rs_failed(st) && pass < n && fail_write_errors(st, ts, n)) {
 		/*
 		 * A transaction's data write failed.  Its metadata is in the
 		 * batch under the later ones', so apply the group again
@@ -742,9 +751,9 @@ again:
 		space_unalloc(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
-	if (st->failed) {
+	if (rs_failed(st)) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
-		ret = st->failed;
+		ret = rs_failed(st);
 		space_unalloc(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}

@@ -281,14 +281,23 @@ int deferred_retire(struct rawstore *st)
 	if (!n)
 		return 0;
 	ret = dev_flush(st->dev);
-	if (ret < 0)
-		return rs_err(st, ret, "device flush failed");
+	if (ret < 0) {
+		/* The applied writes may be lost: their records must stay,
+		 * so nothing may commit (and delete them) after this. */
+		rs_err(st, ret, "device flush before deleting deferred records failed; "
+		       "store stopped");
+		rs_store_stop(st, ret);
+		return ret;
+	}
 	rocksdb_writebatch_wi_clear(st->wb);
 	deferred_done_delete(st, 0, n);
 	ret = meta_commit(st->meta, st->wb);
 	rocksdb_writebatch_wi_clear(st->wb);
-	if (ret)
+	if (ret) {
+		rs_err(st, ret, "metadata commit deleting deferred records failed; store stopped");
+		rs_store_stop(st, ret);
 		return ret;
+	}
 	deferred_done_forget(st, n);
 	return 0;
 }

@@ -89,6 +89,10 @@ struct rs_dev {
 	struct rs_wq wq;
 	struct rawstore *st;
 	bool read_only;			/* O_RDONLY: writes and space verbs -EROFS */
+	/* Flushes one at a time; after one failed, every later one fails
+	 * too (the kernel reports a lost write to one fsync only). */
+	pthread_mutex_t flush_lock;
+	int flush_err;
 };
 
 static uint64_t sysfs_u64(const char *dir, const char *file)
@@ -289,6 +293,7 @@ int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engin
 	if (!d)
 		return -ENOMEM;
 	d->st = st;
+	pthread_mutex_init(&d->flush_lock, NULL);
 	d->qd = qd ? qd : 64;
 	d->read_only = ro;
 	if (S_ISBLK(sb.st_mode) && !ro)
@@ -349,6 +354,7 @@ void dev_close(struct rs_dev *d)
 	dev_wq_wait(d);
 	rings_exit(d);
 	close(d->fd);
+	pthread_mutex_destroy(&d->flush_lock);
 	free(d);
 }
 
@@ -903,9 +909,18 @@ int dev_flush(struct rs_dev *d)
 {
 	if (d->read_only)
 		return -EROFS;
+	int ret;
+
 	if (!d->g.write_cache)
 		return 1;
-	return dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
+	pthread_mutex_lock(&d->flush_lock);
+	ret = d->flush_err;
+	if (!ret)
+		ret = dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
+	if (ret < 0)
+		d->flush_err = ret;
+	pthread_mutex_unlock(&d->flush_lock);
+	return ret;
 }
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)

@@ -52,8 +52,9 @@ struct rawstore {
 	unsigned int q_txns;		/* submitted, not completed */
 	uint64_t q_bytes;		/* their write data */
 	bool stopping;
-	int failed;			/* sticky error after a failed commit */
-	char failed_msg[256];		/* and its message (commit thread) */
+	int failed;			/* sticky error after a failed commit, a failed
+					 * flush (rs_store_stop; read: rs_failed) */
+	char failed_msg[256];		/* and its message (fixed once failed is set) */
 	rocksdb_writebatch_wi_t *wb;
 	struct rs_pipe *pipe;		/* written batches awaiting their sync (commit.c) */
 	struct extset_observer free_obs, unpunched_obs;
@@ -118,6 +119,19 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 /* Load the onode of coll/name (through @wb if not NULL). */
 int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
 	       const void *name, size_t nlen, struct rs_onode *o);
+
+/*
+ * commit.c: stop the store (any thread): later transactions and jobs fail
+ * with @err and a message naming this thread's last error.  The first
+ * failure sticks (error and message).  After any failed device flush or
+ * failed metadata commit, whatever thread saw it.
+ */
+void rs_store_stop(struct rawstore *st, int err);
+/* The sticky error, 0 while the store works. */
+static inline int rs_failed(const struct rawstore *st)
+{
+	return __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);
+}
 
 /* debug.c: crash points for tests (store/debug.h). */
 extern int rs_crash_point;

@@ -1325,7 +1325,11 @@ static void round_io(struct rawstore *st, struct space_round *r)
 	if (r->done) {
 		ret = dev_flush(st->dev);
 		if (ret < 0) {
-			rs_err(st, ret, "device flush after zeroing/punching failed");
+			/* The device may have dropped its cache, with data
+			 * written before (a deferred write whose record a later
+			 * flush would delete): stop, as the commit path does. */
+			rs_err(st, ret, "device flush after zeroing/punching failed; store stopped");
+			rs_store_stop(st, ret);
 			for (i = 0; i < r->r.n; i++)
 				r->res[i] = ret;
 			r->err = ret;
@@ -1450,8 +1454,8 @@ static int pick_job(struct rawstore *st, void *arg)
 	struct rs_space *sp = st->space;
 	int ret;
 
-	if (st->failed)
-		return st->failed;
+	if (rs_failed(st))
+		return rs_failed(st);
 	if (a->retire) {
 		ret = deferred_retire(st);
 		if (ret)
@@ -1583,7 +1587,7 @@ static void *worker_main(void *arg)
 		int err;
 
 		wait_ms = TICK_MS;
-		if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+		if (rs_failed(st))
 			continue;
 		snap_get(st, &unp, &zeroed, &dirty);
 		if (sp->punch_mode == RAWSTORE_PUNCH_BACKGROUND && unp &&

@@ -152,3 +152,76 @@ TEST_F(DefectTest, FailedGroupDropsItsHeldFrees)
 	EXPECT_EQ(Read("c", "keep", 0, 40000), model["keep"]);
 	ExpectClean();
 }
+
+/*
+ * Item 2: a device flush fails outside the commit path while a deferred
+ * overwrite is applied and its record awaits a flush.  The store stops:
+ * later transactions and jobs fail with -EIO and a message saying so, and
+ * after a reopen the deferred write is replayed from its record (before
+ * the fix the store went on, a later group flushed and deleted the record:
+ * on a device that dropped its cache the write was lost).
+ */
+class FlushFailTest : public DefectTest {
+protected:
+	std::string upd = pattern(3000, 14); /* small overwrite: deferred */
+
+	void Prepare()
+	{
+		ASSERT_EQ(MkColl("c"), 0);
+		Put("b", pattern(65536, 2));
+		Put("gone", pattern(100000, 3));
+		ASSERT_EQ(Write("c", "b", 5000, upd), 0) << rawstore_errmsg();
+		model["b"].replace(5000, upd.size(), upd);
+		ASSERT_EQ(Perf().deferred_writes, 1u);
+	}
+	void ExpectStoppedAndReplayed()
+	{
+		EXPECT_EQ(Write("c", "later", 0, pattern(20000, 4)), -EIO);
+		EXPECT_NE(std::string(rawstore_errmsg()).find("stopped"), std::string::npos)
+			<< rawstore_errmsg();
+		EXPECT_EQ(MkColl("d"), -EIO);
+		EXPECT_EQ(rawstore_reclaim(st), -EIO);
+		ExpectModel(); /* reads go on */
+		rs_debug_fail_io(0, 0, 0, 0);
+		CloseFailed(-EIO);
+		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+		EXPECT_EQ(Perf().deferred_replayed, 1u) << "the deferred record must survive";
+		EXPECT_FALSE(Exists("later"));
+		ExpectModel();
+		ExpectClean();
+	}
+};
+
+/* The inline punch policy's round, on the commit thread after a commit. */
+TEST_F(FlushFailTest, InlinePunchRoundFlushStopsStore)
+{
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	oo.punch_policy = RAWSTORE_PUNCH_INLINE;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	Prepare();
+	rs_debug_fail_io(RS_IO_FLUSH, 1, EIO, 1);
+	/* durable before its frees are punched: acknowledged */
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "gone", 4);
+	EXPECT_EQ(Submit(t), 0) << rawstore_errmsg();
+	model.erase("gone");
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	ExpectStoppedAndReplayed();
+}
+
+/* Reclaim flushes first to retire the applied deferred writes' records. */
+TEST_F(FlushFailTest, ReclaimFlushStopsStore)
+{
+	Prepare();
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "gone", 4);
+	EXPECT_EQ(Submit(t), 0) << rawstore_errmsg();
+	model.erase("gone");
+	rs_debug_fail_io(RS_IO_FLUSH, 1, EIO, 1);
+	EXPECT_EQ(rawstore_reclaim(st), -EIO);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("flush"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	ExpectStoppedAndReplayed();
+}
