@@ -60,7 +60,9 @@ enum rs_fail {
 					 * group: -ENOMEM */
 	RS_FAIL_ALLOC_RECORD = 5,	/* recording a piece a write allocated in its
 					 * transaction: -ENOMEM */
-	RS_FAIL_MAX = 6,
+	RS_FAIL_CLAIM_TAKE = 6,		/* taking zeroed ranges to claim: -ENOMEM */
+	RS_FAIL_CLAIM_COMMIT = 7,	/* the claim's synced metadata commit: -EIO */
+	RS_FAIL_MAX = 8,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);

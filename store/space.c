@@ -886,17 +886,23 @@ static int claim(struct rawstore *st, uint64_t len)
 		return -ENOSPC;
 	wb = rocksdb_writebatch_wi_create(0, 1);
 	sp->zwb = wb;
-	n = extset_alloc(&sp->zeroed, want, 0, 0, &v);
+	n = rs_fail_check(RS_FAIL_CLAIM_TAKE) ? -ENOMEM :
+	    extset_alloc(&sp->zeroed, want, 0, 0, &v);
 	sp->zwb = NULL;
 	if (n < 0) {
 		rocksdb_writebatch_wi_destroy(wb);
-		return n;
+		return rs_err(st, n, "claiming %llu bytes of zeroed space failed: %s",
+			      (unsigned long long)want, strerror(-n));
 	}
-	ret = meta_commit(st->meta, wb);
+	ret = rs_fail_check(RS_FAIL_CLAIM_COMMIT) ? -EIO : meta_commit(st->meta, wb);
 	rocksdb_writebatch_wi_destroy(wb);
 	PERF_ADD(st, db_syncs, 1);
 	if (ret) {
-		__atomic_store_n(&st->failed, ret, __ATOMIC_RELEASE);
+		/* The ranges are out of the zeroed set, their records maybe
+		 * not: memory and disk may disagree now. */
+		rs_err(st, ret, "claiming zeroed space: metadata commit failed (%s); store "
+		       "stopped", strerror(-ret));
+		rs_store_stop(st, ret);
 		free(v);
 		return ret;
 	}
@@ -1710,8 +1716,15 @@ int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 		sp->zero_mode = RAWSTORE_ZERO_PAD;
 	/* Ready space for the first groups now, not in their commit path
 	 * (nothing is queued yet: open has not returned). */
-	if (sp->zeroed.total && claim(st, min_u64(sp->ready_target, sp->zeroed.total)))
-		return st->failed ? st->failed : 0;
+	if (sp->zeroed.total) {
+		ret = claim(st, min_u64(sp->ready_target, sp->zeroed.total));
+		if (ret) {
+			char m[200];
+
+			snprintf(m, sizeof(m), "%s", rawstore_errmsg());
+			return rs_err(st, ret, "open: %s", m);
+		}
+	}
 	space_snapshot(st);
 	if (sp->zero_mode != RAWSTORE_ZERO_PREPARE && sp->punch_mode != RAWSTORE_PUNCH_BACKGROUND)
 		return 0;

@@ -225,3 +225,63 @@ TEST_F(FlushFailTest, ReclaimFlushStopsStore)
 	EXPECT_EQ(rs_debug_io_faults(), 1u);
 	ExpectStoppedAndReplayed();
 }
+
+/*
+ * Item 5: claiming zeroed space fails.  At open (before the space worker
+ * starts) the open fails with the error and a message naming the claim
+ * (before the fix a failure that was not a commit failure returned 0 with
+ * the worker never started, silently); a failed claim commit later, on
+ * the commit path, stops the store with a message that says why (before,
+ * st->failed was set with no message at all).
+ */
+TEST_F(DefectTest, ClaimFailureAtOpenFailsOpen)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	Put("a", pattern(100000, 1));
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	rs_debug_set_fail_point(RS_FAIL_CLAIM_TAKE, 1);
+	EXPECT_EQ(Open(), -ENOMEM);
+	EXPECT_EQ(st, nullptr);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("claiming"), std::string::npos)
+		<< rawstore_errmsg();
+	if (st) {
+		rawstore_close(st);
+		st = nullptr;
+	}
+	rs_debug_set_fail_point(RS_FAIL_CLAIM_COMMIT, 1);
+	EXPECT_EQ(Open(), -EIO);
+	EXPECT_EQ(st, nullptr);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("claiming zeroed space"),
+		  std::string::npos)
+		<< rawstore_errmsg();
+	if (st) {
+		rawstore_close(st);
+		st = nullptr;
+	}
+	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ExpectModel();
+	ExpectClean();
+}
+
+TEST_F(DefectTest, ClaimCommitFailureStopsStoreWithMessage)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	Put("a", pattern(100000, 1));
+	/* more than the ready space: the allocation claims zeroed space */
+	rs_debug_set_fail_point(RS_FAIL_CLAIM_COMMIT, 1);
+	std::string big = pattern(6 << 20, 2);
+	EXPECT_NE(Write("c", "big", 0, big), 0);
+	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+	EXPECT_EQ(Write("c", "later", 0, pattern(20000, 3)), -EIO);
+	std::string m = rawstore_errmsg();
+	EXPECT_NE(m.find("stopped"), std::string::npos) << m;
+	EXPECT_NE(m.find("claiming zeroed space"), std::string::npos) << m;
+	ExpectModel();
+	CloseFailed(-EIO);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_FALSE(Exists("big"));
+	ExpectModel();
+	ExpectClean();
+}
