@@ -420,19 +420,43 @@ static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
 	rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
 }
 
+/*
+ * Give back units the group allocated, but only with no write in flight:
+ * a late write would land on data that reused them.  If the write queue
+ * broke with writes in flight, the units stay out of the free list and
+ * the store stops (a reopen finds them free again, once the writes are
+ * long done).
+ */
+static void unalloc_settled(struct rawstore *st, const struct pext *v, size_t n)
+{
+	unsigned int busy;
+
+	if (!n)
+		return;
+	dev_wq_wait(st->dev);
+	busy = dev_wq_inflight(st->dev);
+	if (busy) {
+		rs_err(st, -EIO, "write queue failed with %u writes in flight; their units "
+		       "are not reused, store stopped", busy);
+		store_stop(st, -EIO);
+		return;
+	}
+	space_unalloc(st, v, n);
+}
+
 /* Give back a failed transaction's allocations once its queued writes are
  * done (their errors do not matter: it failed). */
 static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
 {
-	if (allocs->n)
-		dev_wq_wait(st->dev);
-	space_unalloc(st, allocs->v, allocs->n);
+	unalloc_settled(st, allocs->v, allocs->n);
 }
 
 /*
- * After a data write error: fail the transactions whose writes failed.
- * Returns how many; 0 if the error cannot be pinned on one (then the whole
- * group fails).
+ * After data write errors that each carry the tag of their transaction
+ * (dev_wq_errors_tagged): fail the transactions whose writes failed and
+ * that had not failed already (a transaction that failed while applied is
+ * rolled back anyway: its failed write blames it, no one else).  Returns
+ * how many it failed; 0 if every error was a failed transaction's.
  */
 static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn **ts,
 				      unsigned int n)
@@ -448,6 +472,7 @@ static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn *
 			continue;
 		rs_err(st, err, "data write of transaction failed: %s", strerror(-err));
 		txn_fail(ts[i], err);
+		ts[i]->write_failed = true;
 		PERF_ADD(st, txns_failed, 1);
 		failed++;
 	}
@@ -678,8 +703,10 @@ again:
 		}
 		if (i == n)
 			break;
-		/* Again after a write error: those that failed stay failed. */
-		if (pass && ts[i]->result)
+		/* Again after a write error: those whose writes failed stay
+		 * failed; those that failed while applied are applied again
+		 * (they may have failed on what a failed one wrote). */
+		if (ts[i]->write_failed)
 			continue;
 		dev_wq_tag(st->dev, i);
 		ts[i]->errmsg[0] = 0;
@@ -729,11 +756,17 @@ again:
 	/* Every transaction's writes are in flight: wait for all of them. */
 	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
 	ret = dev_wq_wait(st->dev);
-	if (ret && !rs_failed(st) && pass < n && fail_write_errors(st, ts, n)) {
+	if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) &&
+	    !fail_write_errors(st, ts, n)) {
+		/* Every failed write was a failed transaction's: the rest
+		 * of the group is intact. */
+		ret = 0;
+	} else if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) && pass < n) {
 		/*
 		 * A transaction's data write failed.  Its metadata is in the
 		 * batch under the later ones', so apply the group again
 		 * without it (the others' data is written again, elsewhere).
+		 * Every write is done (the queue is not broken).
 		 */
 		space_unalloc(st, g.allocs.v, g.allocs.n);
 		deferred_truncate(st, 0);
@@ -748,13 +781,13 @@ again:
 		/* The store stays usable: nothing of the group is committed. */
 		ret = rs_err(st, ret, "data write failed; commit group of %u transactions not "
 			     "committed", n);
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
 	if (rs_failed(st)) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
 		ret = rs_failed(st);
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
 	/*
@@ -933,6 +966,7 @@ static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb c
 	t->cb_arg = arg;
 	t->next = NULL;
 	t->failed_op = -1;
+	t->write_failed = false;
 	pthread_mutex_lock(&st->qlock);
 	while (!st->stopping && !on_thread && !queue_room(st, t->bytes)) {
 		if (!wait && st->opts.submit_nonblock) {

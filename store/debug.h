@@ -62,7 +62,9 @@ enum rs_fail {
 					 * transaction: -ENOMEM */
 	RS_FAIL_CLAIM_TAKE = 6,		/* taking zeroed ranges to claim: -ENOMEM */
 	RS_FAIL_CLAIM_COMMIT = 7,	/* the claim's synced metadata commit: -EIO */
-	RS_FAIL_MAX = 8,
+	RS_FAIL_WQ_REAP = 8,		/* reaping the write queue's completions:
+					 * -EBADR, none reaped (the queue breaks) */
+	RS_FAIL_MAX = 9,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
@@ -90,6 +92,9 @@ void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
  * system that cannot do them; 0 turns it off.
  */
 void rs_debug_refuse_space(unsigned int kinds);
+/* While @on, a queued data write that fails (injected or not) leaves
+ * 0xe1 bytes where it went, as a device that failed mid-transfer. */
+void rs_debug_garble_failed_writes(int on);
 /* Faults injected since the last rs_debug_fail_io(). */
 unsigned int rs_debug_io_faults(void);
 

@@ -84,6 +84,7 @@ struct rawstore_txn {
 	rawstore_txn_cb cb;
 	void *cb_arg;
 	int result;
+	bool write_failed;		/* its data write failed (commit group retry) */
 	uint64_t bytes;			/* write data carried (back-pressure) */
 	uint64_t q_bytes;		/* as counted in the queue */
 	bool in_flight;
@@ -142,6 +143,8 @@ bool rs_fail_check(int point);
 /* device.c calls this as each operation completes: @ret, or an injected
  * fault (debug.h, rs_debug_fail_io). */
 int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+/* debug.c: true while failed queued writes are garbled (debug.h). */
+bool rs_debug_garbling(void);
 /* debug.c: true if the test hook refuses this kind of space verb. */
 bool rs_space_refused(unsigned int kind);
 

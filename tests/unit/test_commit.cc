@@ -257,6 +257,80 @@ TEST_F(CommitTest, DataWriteErrorFailsOnlyItsTxn)
 }
 
 /*
+ * Issue 24, item 4: the transaction whose write fails is the one a later
+ * transaction of the group read from (read-modify-write of a unit it is
+ * writing; the failed write left garbage there).  The reader fails while
+ * applied, but it is applied again without the failed one and commits,
+ * as API.md says ("the rest of the group is applied again without it");
+ * before, having failed in the first pass, it was skipped in every retry.
+ */
+TEST_F(CommitTest, TxnThatReadAFailedWriteIsAppliedAgain)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string k = pattern(20000, 1);
+	ASSERT_EQ(Write("c", "keep", 0, k), 0);
+	struct rawstore_txn *a = T(), *c = T();
+	std::string x = pattern(65536, 2), z = pattern(5000, 4);
+	rawstore_txn_write(a, "c", "x", 1, 0, x.data(), x.size());
+	/* reads the first unit of x, written by a (in flight) */
+	rawstore_txn_write(c, "c", "x", 1, 1000, z.data(), z.size());
+	rs_debug_garble_failed_writes(1);
+	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1); /* a's write */
+	Done d;
+	OneGroup({ a, c }, d);
+	rs_debug_garble_failed_writes(0);
+	EXPECT_EQ(d.result[0], -EIO);
+	EXPECT_NE(d.msg[0].find("write"), std::string::npos) << d.msg[0];
+	EXPECT_EQ(d.result[1], 0) << d.msg[1];
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	rawstore_txn_free(a);
+	rawstore_txn_free(c);
+	/* c as if a never was: zeros, then z */
+	std::string wx(1000, 0);
+	wx += z;
+	EXPECT_TRUE(Read("c", "x", 0, 80000) == wx);
+	EXPECT_TRUE(Read("c", "keep", 0, 30000) == k);
+	ExpectClean();
+	Reopen();
+	EXPECT_TRUE(Read("c", "x", 0, 80000) == wx);
+	ExpectClean();
+}
+
+/*
+ * Issue 24, item 4: a transaction fails while applied after its data
+ * write was queued, and that write fails too.  The write error is its
+ * own (it failed anyway): the rest of the group commits; before, the
+ * error was pinned on no one and the whole group failed.
+ */
+TEST_F(CommitTest, FailedWriteOfAFailedTxnFailsOnlyIt)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	struct rawstore_txn *t = T(), *u = T();
+	std::string p = pattern(65536, 5), q = pattern(65536, 6);
+	rawstore_txn_write(t, "c", "p", 1, 0, p.data(), p.size());
+	rawstore_txn_touch(t, "missing", "w", 1); /* fails: -ENOENT */
+	rawstore_txn_write(u, "c", "q", 1, 0, q.data(), q.size());
+	uint64_t free0 = Statfs().free;
+	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1); /* t's write */
+	Done d;
+	OneGroup({ t, u }, d);
+	EXPECT_EQ(d.result[0], -ENOENT) << d.msg[0];
+	EXPECT_EQ(d.result[1], 0) << d.msg[1];
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	rawstore_txn_free(t);
+	rawstore_txn_free(u);
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	EXPECT_EQ(rawstore_stat(st, "c", "p", 1, &s), -ENOENT);
+	EXPECT_TRUE(Read("c", "q", 0, 70000) == q);
+	EXPECT_EQ(Statfs().free, free0 - 65536) << "t's units went back";
+	ExpectClean();
+	Reopen();
+	EXPECT_TRUE(Read("c", "q", 0, 70000) == q);
+	ExpectClean();
+}
+
+/*
  * Later transactions of a group read units whose writes by earlier ones
  * are still in flight (read-modify-write of a partial unit, in place or
  * redirected, and of a clone's shared units): they see the new data.

@@ -285,3 +285,35 @@ TEST_F(DefectTest, ClaimCommitFailureStopsStoreWithMessage)
 	ExpectModel();
 	ExpectClean();
 }
+
+/*
+ * Item 3: the write queue breaks (its completions can no longer be
+ * reaped) with a transaction's writes in flight.  dev_wq_wait returns
+ * with them still in flight, so their units must not be handed back (a
+ * late write would land on data that reused them): the transaction fails,
+ * the store stops with a message saying why, and a reopen finds the
+ * units free and everything acknowledged intact.  Before, the units went
+ * back to the free list and the store went on (metadata-only and
+ * deferred transactions kept committing).
+ */
+TEST_F(DefectTest, BrokenWriteQueueKeepsUnitsOfWritesInFlight)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	Put("a", pattern(100000, 1));
+	uint64_t free0 = Statfs().free;
+	rs_debug_set_fail_point(RS_FAIL_WQ_REAP, 1);
+	EXPECT_EQ(Write("c", "big", 0, pattern(4 << 20, 2)), -EIO);
+	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
+	EXPECT_EQ(MkColl("d"), -EIO);
+	std::string m = rawstore_errmsg();
+	EXPECT_NE(m.find("stopped"), std::string::npos) << m;
+	EXPECT_NE(m.find("in flight"), std::string::npos) << m;
+	EXPECT_EQ(Write("c", "a", 5000, pattern(3000, 3)), -EIO); /* deferred: no */
+	ExpectModel();
+	CloseFailed(-EIO);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_FALSE(Exists("big"));
+	EXPECT_EQ(Statfs().free, free0);
+	ExpectModel();
+	ExpectClean();
+}
