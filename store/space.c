@@ -1642,6 +1642,15 @@ static void probe_zero(struct rawstore *st)
 	/* Block device: punch never falls back, so success is offload. */
 	ret = zero_verb(st, p.off, len);
 	sp->probe_ns = rs_now_ns() - t0;
+	/* A punch (block device) gives the range back to a thin pool: it is
+	 * not provisioned any more, and an allocation there must provision
+	 * it again (a full pool is then -ENOSPC, not a failed data write).
+	 * Recorded with the next batch; forgetting a range that stayed
+	 * provisioned (a file) only costs a provisioning call. */
+	if (ret != -EOPNOTSUPP && extset_overlap(&sp->provisioned, p.off, len)) {
+		extset_remove(&sp->provisioned, p.off, len);
+		prov_changed(sp);
+	}
 	sp->offload = !ret;
 	if (ret == -EOPNOTSUPP && !g->is_bdev)
 		sp->zero_refused = true;
@@ -1709,6 +1718,18 @@ int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 			   sp->rec.prealloc <= RAWSTORE_PREALLOC_NONE;
 	if (sp->rec.zero != RAWSTORE_ZERO_PAD)
 		probe_zero(st);	/* padding needs no probe (nor its write) */
+	if (sp->prov_dirty) {
+		/* The probe unprovisioned a range: record it before anything
+		 * can be allocated there (open has not returned yet). */
+		rocksdb_writebatch_wi_clear(st->wb);
+		ret = prov_sync(st);
+		if (!ret)
+			ret = meta_commit(st->meta, st->wb);
+		rocksdb_writebatch_wi_clear(st->wb);
+		if (ret)
+			return rs_err(st, ret, "open: recording the range the zero probe "
+				      "unprovisioned failed");
+	}
 	sp->zero_mode = sp->rec.zero;
 	if (sp->zero_mode == RAWSTORE_ZERO_AUTO)
 		sp->zero_mode = sp->offload ? RAWSTORE_ZERO_PREPARE : RAWSTORE_ZERO_PAD;
