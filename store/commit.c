@@ -8,7 +8,8 @@
  * all of them) while the commit thread goes on with the next group; once
  * a group is durable, the commit thread releases its frees (reusable only
  * now) and runs its callbacks.  A group with deferred writes waits for its
- * sync before they are applied, under the write lock, as before.
+ * sync before they are applied, outside the write lock: readers lay the
+ * queue of deferred writes over their reads until the data is in place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -838,25 +839,38 @@ again:
 			pthread_mutex_lock(&st->qlock);
 			pg->seq = ++p->written;
 			pthread_mutex_unlock(&st->qlock);
-			/*
-			 * Deferred writes go to the device only once their
-			 * records are durable, and readers see the new
-			 * checksums only with the data in place.
-			 */
-			if (deferred && pipe_wait(st, pg->seq)) {
-				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
-				/* Committed either way: a failed apply is
-				 * replayed at open. */
-				err = deferred_apply(st);
-				if (err)
-					store_stop(st, err);
-			}
+			/* Readers see the new checksums now: until the data
+			 * is in place they read it from the queue. */
+			st->defq_visible = deferred;
 		} else {
 			/* In-memory and on-disk state may differ now: stop. */
 			rs_err(st, ret, "metadata commit failed; store stopped");
 			store_stop(st, ret);
 		}
 		pthread_rwlock_unlock(&st->rwlock);
+		/*
+		 * Deferred writes go to the device only once their records
+		 * are durable; readers are not held up by the sync.
+		 */
+		if (!ret && deferred) {
+			err = 0;
+			if (pipe_wait(st, pg->seq)) {
+				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+				/* Committed either way: a failed write is
+				 * replayed at open. */
+				err = deferred_write(st);
+				if (err)
+					store_stop(st, err);
+			}
+			pthread_rwlock_wrlock(&st->rwlock);
+			st->defq_visible = false;
+			if (!err && !rs_failed(st)) {
+				err = deferred_written(st);
+				if (err)
+					store_stop(st, err);
+			}
+			pthread_rwlock_unlock(&st->rwlock);
+		}
 	}
 out_fail_ok:
 	for (i = 0; i < n && ret; i++)

@@ -65,8 +65,9 @@ void deferred_truncate(struct rawstore *st, size_t from)
 	st->defq.n = from;
 }
 
-/* After the commit: write the group's deferred data to the device. */
-int deferred_apply(struct rawstore *st)
+/* After the commit: write the group's deferred data to the device (the
+ * queue stays as it is: readers may lay it over their reads meanwhile). */
+int deferred_write(struct rawstore *st)
 {
 	struct rs_io *ios;
 	size_t i, n;
@@ -99,6 +100,16 @@ int deferred_apply(struct rawstore *st)
 	free(ios);
 	if (ret)
 		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	return 0;
+}
+
+/* The queue is on the device: its records await a flush (done list). */
+int deferred_written(struct rawstore *st)
+{
+	size_t i;
+
+	if (!st->defq.n)
+		return 0;
 	if (st->defq.done_n + st->defq.n > st->defq.done_cap) {
 		size_t cap = (st->defq.done_n + st->defq.n) * 2;
 		struct rs_deferred_done *nv = realloc(st->defq.done, cap * sizeof(*nv));

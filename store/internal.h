@@ -59,6 +59,10 @@ struct rawstore {
 	struct rs_pipe *pipe;		/* written batches awaiting their sync (commit.c) */
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
+	/* Readers lay defq's queue over their reads: a group with deferred
+	 * writes is committed, its data maybe not yet in place.  Set and
+	 * cleared under the write lock; the queue does not change while set. */
+	bool defq_visible;
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 	struct rs_ocache *ocache;	/* decoded onodes (ocache.h) */
 	struct rs_keyvec ocache_dirty;	/* onode keys the group changes (commit thread) */
