@@ -769,7 +769,7 @@ again:
 		 * without it (the others' data is written again, elsewhere).
 		 * Every write is done (the queue is not broken).
 		 */
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		deferred_truncate(st, 0);
 		pext_vec_free(&g.allocs);
 		pext_vec_free(&g.frees);
@@ -812,7 +812,7 @@ again:
 			/* After a failed flush the device state is unknown: stop. */
 			rs_err(st, ret, "device flush failed; group not committed, store "
 			       "stopped");
-			space_unalloc(st, g.allocs.v, g.allocs.n);
+			unalloc_settled(st, g.allocs.v, g.allocs.n);
 			n_done = 0;
 			store_stop(st, ret);
 		}

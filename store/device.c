@@ -767,7 +767,8 @@ static int wq_submit_one(struct rs_dev *d, unsigned int slot)
 		do
 			r = io_uring_submit(&q->r.ring);
 		while (r == -EINTR || r == -EAGAIN);
-		return r < 0 ? r : 0;
+		/* Not taken: counting it in flight would wait forever. */
+		return r < 0 ? r : r == 0 ? -EIO : 0;
 	}
 	{
 		struct iocb *cbp = &s->cb;
@@ -777,7 +778,7 @@ static int wq_submit_one(struct rs_dev *d, unsigned int slot)
 		do
 			r = io_submit(q->r.aio, 1, &cbp);
 		while (r == -EINTR || r == -EAGAIN);
-		return r < 0 ? r : 0;
+		return r < 0 ? r : r == 0 ? -EIO : 0;
 	}
 }
 
