@@ -361,11 +361,27 @@ out_free:
 	return ret;
 }
 
+static int wq_reap_timeout(struct rs_dev *d, struct timespec *ts);
+
 void dev_close(struct rs_dev *d)
 {
+	struct timespec ts = { 0, 1000000 };
+	unsigned int tries;
+	int r;
+
 	if (!d)
 		return;
 	dev_wq_wait(d);
+	/*
+	 * A broken queue's writes may still complete: reap what comes in a
+	 * second at most, so that the ring does not hold the device (and
+	 * its lock) after the close, with writes the kernel finishes alone.
+	 */
+	for (tries = 0; d->wq.inflight && d->wq.r.broken && tries < 1000; tries++) {
+		r = wq_reap_timeout(d, &ts);
+		if (r && r != -ETIME)
+			break;
+	}
 	rings_exit(d);
 	close(d->fd);
 	pthread_mutex_destroy(&d->flush_lock);
