@@ -8,7 +8,8 @@
  * all of them) while the commit thread goes on with the next group; once
  * a group is durable, the commit thread releases its frees (reusable only
  * now) and runs its callbacks.  A group with deferred writes waits for its
- * sync before they are applied, under the write lock, as before.
+ * sync before they are applied, outside the write lock: readers lay the
+ * queue of deferred writes over their reads until the data is in place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -364,13 +365,23 @@ static void txn_fail(struct rawstore_txn *t, int result)
 			 rawstore_strerror(result));
 }
 
-/* Stop the store: later transactions fail with @err and this message. */
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rs_store_stop(struct rawstore *st, int err)
+{
+	pthread_mutex_lock(&stop_lock);
+	if (!st->failed) {
+		snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
+			 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+		/* the message first: whoever sees failed reads a whole one */
+		__atomic_store_n(&st->failed, err, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&stop_lock);
+}
+
 static void store_stop(struct rawstore *st, int err)
 {
-	/* atomic: the space worker polls it without the lock */
-	__atomic_store_n(&st->failed, err, __ATOMIC_RELEASE);
-	snprintf(st->failed_msg, sizeof(st->failed_msg), "store stopped: %s",
-		 *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+	rs_store_stop(st, err);
 }
 
 static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
@@ -410,19 +421,43 @@ static void drop_unflushed(struct rawstore *st, const struct pext_vec *allocs)
 	rs_crash_check(st, RS_CRASH_DROP_UNFLUSHED);
 }
 
+/*
+ * Give back units the group allocated, but only with no write in flight:
+ * a late write would land on data that reused them.  If the write queue
+ * broke with writes in flight, the units stay out of the free list and
+ * the store stops (a reopen finds them free again, once the writes are
+ * long done).
+ */
+static void unalloc_settled(struct rawstore *st, const struct pext *v, size_t n)
+{
+	unsigned int busy;
+
+	if (!n)
+		return;
+	dev_wq_wait(st->dev);
+	busy = dev_wq_inflight(st->dev);
+	if (busy) {
+		rs_err(st, -EIO, "write queue failed with %u writes in flight; their units "
+		       "are not reused, store stopped", busy);
+		store_stop(st, -EIO);
+		return;
+	}
+	space_unalloc(st, v, n);
+}
+
 /* Give back a failed transaction's allocations once its queued writes are
  * done (their errors do not matter: it failed). */
 static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
 {
-	if (allocs->n)
-		dev_wq_wait(st->dev);
-	space_unalloc(st, allocs->v, allocs->n);
+	unalloc_settled(st, allocs->v, allocs->n);
 }
 
 /*
- * After a data write error: fail the transactions whose writes failed.
- * Returns how many; 0 if the error cannot be pinned on one (then the whole
- * group fails).
+ * After data write errors that each carry the tag of their transaction
+ * (dev_wq_errors_tagged): fail the transactions whose writes failed and
+ * that had not failed already (a transaction that failed while applied is
+ * rolled back anyway: its failed write blames it, no one else).  Returns
+ * how many it failed; 0 if every error was a failed transaction's.
  */
 static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn **ts,
 				      unsigned int n)
@@ -438,6 +473,7 @@ static unsigned int fail_write_errors(struct rawstore *st, struct rawstore_txn *
 			continue;
 		rs_err(st, err, "data write of transaction failed: %s", strerror(-err));
 		txn_fail(ts[i], err);
+		ts[i]->write_failed = true;
 		PERF_ADD(st, txns_failed, 1);
 		failed++;
 	}
@@ -508,10 +544,9 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 
 	if (g->wrote) {
 		rs_err(st, err, "%s; store stopped", msg);
-		if (!st->failed)
-			store_stop(st, err);
+		store_stop(st, err);
 	}
-	space_hold_free(&g->hold);
+	space_hold_free(st, &g->hold);
 	for (i = 0; i < g->n; i++)
 		if (!g->ts[i]->result)
 			txn_fail(g->ts[i], err);
@@ -669,13 +704,15 @@ again:
 		}
 		if (i == n)
 			break;
-		/* Again after a write error: those that failed stay failed. */
-		if (pass && ts[i]->result)
+		/* Again after a write error: those whose writes failed stay
+		 * failed; those that failed while applied are applied again
+		 * (they may have failed on what a failed one wrote). */
+		if (ts[i]->write_failed)
 			continue;
 		dev_wq_tag(st->dev, i);
 		ts[i]->errmsg[0] = 0;
-		if (st->failed) {
-			ts[i]->result = st->failed;
+		if (rs_failed(st)) {
+			ts[i]->result = rs_failed(st);
 			snprintf(ts[i]->errmsg, sizeof(ts[i]->errmsg), "%s", st->failed_msg);
 			continue;
 		}
@@ -720,13 +757,19 @@ again:
 	/* Every transaction's writes are in flight: wait for all of them. */
 	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
 	ret = dev_wq_wait(st->dev);
-	if (ret && !st->failed && pass < n && fail_write_errors(st, ts, n)) {
+	if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) &&
+	    !fail_write_errors(st, ts, n)) {
+		/* Every failed write was a failed transaction's: the rest
+		 * of the group is intact. */
+		ret = 0;
+	} else if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) && pass < n) {
 		/*
 		 * A transaction's data write failed.  Its metadata is in the
 		 * batch under the later ones', so apply the group again
 		 * without it (the others' data is written again, elsewhere).
+		 * Every write is done (the queue is not broken).
 		 */
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		deferred_truncate(st, 0);
 		pext_vec_free(&g.allocs);
 		pext_vec_free(&g.frees);
@@ -739,13 +782,13 @@ again:
 		/* The store stays usable: nothing of the group is committed. */
 		ret = rs_err(st, ret, "data write failed; commit group of %u transactions not "
 			     "committed", n);
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
-	if (st->failed) {
+	if (rs_failed(st)) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
-		ret = st->failed;
-		space_unalloc(st, g.allocs.v, g.allocs.n);
+		ret = rs_failed(st);
+		unalloc_settled(st, g.allocs.v, g.allocs.n);
 		goto out_fail_ok;
 	}
 	/*
@@ -769,7 +812,7 @@ again:
 			/* After a failed flush the device state is unknown: stop. */
 			rs_err(st, ret, "device flush failed; group not committed, store "
 			       "stopped");
-			space_unalloc(st, g.allocs.v, g.allocs.n);
+			unalloc_settled(st, g.allocs.v, g.allocs.n);
 			n_done = 0;
 			store_stop(st, ret);
 		}
@@ -796,25 +839,38 @@ again:
 			pthread_mutex_lock(&st->qlock);
 			pg->seq = ++p->written;
 			pthread_mutex_unlock(&st->qlock);
-			/*
-			 * Deferred writes go to the device only once their
-			 * records are durable, and readers see the new
-			 * checksums only with the data in place.
-			 */
-			if (deferred && pipe_wait(st, pg->seq)) {
-				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
-				/* Committed either way: a failed apply is
-				 * replayed at open. */
-				err = deferred_apply(st);
-				if (err)
-					store_stop(st, err);
-			}
+			/* Readers see the new checksums now: until the data
+			 * is in place they read it from the queue. */
+			st->defq_visible = deferred;
 		} else {
 			/* In-memory and on-disk state may differ now: stop. */
 			rs_err(st, ret, "metadata commit failed; store stopped");
 			store_stop(st, ret);
 		}
 		pthread_rwlock_unlock(&st->rwlock);
+		/*
+		 * Deferred writes go to the device only once their records
+		 * are durable; readers are not held up by the sync.
+		 */
+		if (!ret && deferred) {
+			err = 0;
+			if (pipe_wait(st, pg->seq)) {
+				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+				/* Committed either way: a failed write is
+				 * replayed at open. */
+				err = deferred_write(st);
+				if (err)
+					store_stop(st, err);
+			}
+			pthread_rwlock_wrlock(&st->rwlock);
+			st->defq_visible = false;
+			if (!err && !rs_failed(st)) {
+				err = deferred_written(st);
+				if (err)
+					store_stop(st, err);
+			}
+			pthread_rwlock_unlock(&st->rwlock);
+		}
 	}
 out_fail_ok:
 	for (i = 0; i < n && ret; i++)
@@ -836,7 +892,7 @@ out_complete:
 	pg->ok = ok;
 	pg->released = false;
 	if (!pg->wrote) {
-		space_hold_free(&pg->hold);
+		space_hold_free(st, &pg->hold);
 		pg->seq = p->written;
 	}
 	p->count++;
@@ -924,6 +980,7 @@ static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb c
 	t->cb_arg = arg;
 	t->next = NULL;
 	t->failed_op = -1;
+	t->write_failed = false;
 	pthread_mutex_lock(&st->qlock);
 	while (!st->stopping && !on_thread && !queue_room(st, t->bytes)) {
 		if (!wait && st->opts.submit_nonblock) {

@@ -96,3 +96,15 @@ int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
 		memset(ios[i].buf, 0xe1, ios[i].len);
 	return -io_err;
 }
+
+static int garbling;
+
+void rs_debug_garble_failed_writes(int on)
+{
+	__atomic_store_n(&garbling, on, __ATOMIC_RELEASE);
+}
+
+bool rs_debug_garbling(void)
+{
+	return __atomic_load_n(&garbling, __ATOMIC_ACQUIRE);
+}

@@ -58,7 +58,13 @@ enum rs_fail {
 	RS_FAIL_SYNC = 3,		/* the sync thread's WAL sync: -EIO */
 	RS_FAIL_STAGE = 4,		/* growing the staged free-list changes of a
 					 * group: -ENOMEM */
-	RS_FAIL_MAX = 5,
+	RS_FAIL_ALLOC_RECORD = 5,	/* recording a piece a write allocated in its
+					 * transaction: -ENOMEM */
+	RS_FAIL_CLAIM_TAKE = 6,		/* taking zeroed ranges to claim: -ENOMEM */
+	RS_FAIL_CLAIM_COMMIT = 7,	/* the claim's synced metadata commit: -EIO */
+	RS_FAIL_WQ_REAP = 8,		/* reaping the write queue's completions:
+					 * -EBADR, none reaped (the queue breaks) */
+	RS_FAIL_MAX = 9,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
@@ -86,6 +92,9 @@ void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
  * system that cannot do them; 0 turns it off.
  */
 void rs_debug_refuse_space(unsigned int kinds);
+/* While @on, a queued data write that fails (injected or not) leaves
+ * 0xe1 bytes where it went, as a device that failed mid-transfer. */
+void rs_debug_garble_failed_writes(int on);
 /* Faults injected since the last rs_debug_fail_io(). */
 unsigned int rs_debug_io_faults(void);
 
@@ -115,6 +124,10 @@ void rs_debug_hold_writes(int hold);
 uint64_t rs_debug_join_waits(void);
 /* Entries (puts and deletes) in the last commit batch written. */
 uint64_t rs_debug_last_batch_entries(void);
+
+/* Bytes freed by batches written but not yet durable (held back from
+ * allocation); read after the transactions of interest completed. */
+uint64_t rs_debug_space_held(struct rawstore *st);
 
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names

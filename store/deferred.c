@@ -65,8 +65,9 @@ void deferred_truncate(struct rawstore *st, size_t from)
 	st->defq.n = from;
 }
 
-/* After the commit: write the group's deferred data to the device. */
-int deferred_apply(struct rawstore *st)
+/* After the commit: write the group's deferred data to the device (the
+ * queue stays as it is: readers may lay it over their reads meanwhile). */
+int deferred_write(struct rawstore *st)
 {
 	struct rs_io *ios;
 	size_t i, n;
@@ -99,6 +100,16 @@ int deferred_apply(struct rawstore *st)
 	free(ios);
 	if (ret)
 		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	return 0;
+}
+
+/* The queue is on the device: its records await a flush (done list). */
+int deferred_written(struct rawstore *st)
+{
+	size_t i;
+
+	if (!st->defq.n)
+		return 0;
 	if (st->defq.done_n + st->defq.n > st->defq.done_cap) {
 		size_t cap = (st->defq.done_n + st->defq.n) * 2;
 		struct rs_deferred_done *nv = realloc(st->defq.done, cap * sizeof(*nv));
@@ -281,14 +292,23 @@ int deferred_retire(struct rawstore *st)
 	if (!n)
 		return 0;
 	ret = dev_flush(st->dev);
-	if (ret < 0)
-		return rs_err(st, ret, "device flush failed");
+	if (ret < 0) {
+		/* The applied writes may be lost: their records must stay,
+		 * so nothing may commit (and delete them) after this. */
+		rs_err(st, ret, "device flush before deleting deferred records failed; "
+		       "store stopped");
+		rs_store_stop(st, ret);
+		return ret;
+	}
 	rocksdb_writebatch_wi_clear(st->wb);
 	deferred_done_delete(st, 0, n);
 	ret = meta_commit(st->meta, st->wb);
 	rocksdb_writebatch_wi_clear(st->wb);
-	if (ret)
+	if (ret) {
+		rs_err(st, ret, "metadata commit deleting deferred records failed; store stopped");
+		rs_store_stop(st, ret);
 		return ret;
+	}
 	deferred_done_forget(st, n);
 	return 0;
 }

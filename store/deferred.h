@@ -44,8 +44,12 @@ struct rs_defq {
 int deferred_queue(struct rawstore *st, uint64_t pofs, const uint8_t *data, uint64_t len);
 /* Drop this group's queued writes from index @from on (not committed). */
 void deferred_truncate(struct rawstore *st, size_t from);
-/* After the commit: write the group's queued data to the device. */
-int deferred_apply(struct rawstore *st);
+/* After the commit: write the group's queued data to the device; the
+ * queue is left as it is (readers may overlay it meanwhile). */
+int deferred_write(struct rawstore *st);
+/* Once written: move the queue to the applied writes whose records await
+ * a flush, and empty it (under the write lock: readers overlay it). */
+int deferred_written(struct rawstore *st);
 /* Delete the records of applied writes [@from, @to) (into st->wb); forget
  * the first @n once the batches that deleted them are durable. */
 void deferred_done_delete(struct rawstore *st, size_t from, size_t to);

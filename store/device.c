@@ -78,6 +78,11 @@ struct rs_wq {
 	} failed[WQ_FAILED_MAX];	/* errors by tag, since dev_wq_reset */
 	unsigned int n_failed;
 	bool failed_overflow;		/* more than that: every tag failed */
+	struct {
+		uint64_t off, len;	/* bytes */
+	} bad[WQ_FAILED_MAX];		/* ranges of failed writes, since dev_wq_reset */
+	unsigned int n_bad;
+	bool bad_overflow;		/* more than that: any range may be bad */
 };
 
 struct rs_dev {
@@ -89,6 +94,10 @@ struct rs_dev {
 	struct rs_wq wq;
 	struct rawstore *st;
 	bool read_only;			/* O_RDONLY: writes and space verbs -EROFS */
+	/* Flushes one at a time; after one failed, every later one fails
+	 * too (the kernel reports a lost write to one fsync only). */
+	pthread_mutex_t flush_lock;
+	int flush_err;
 };
 
 static uint64_t sysfs_u64(const char *dir, const char *file)
@@ -221,6 +230,15 @@ static void rings_exit(struct rs_dev *d)
 		pthread_mutex_destroy(&d->rings[i].lock);
 	}
 	ring_exit(d, &d->wq.r);
+	/* A broken queue never reaped these: the ring is gone now. */
+	for (i = 0; d->wq.slots && i < d->qd; i++) {
+		struct wq_slot *s = &d->wq.slots[i];
+
+		if (s->busy && s->owner && !--s->owner->refs) {
+			rs_iobuf_free(s->owner->buf, s->owner->len);
+			free(s->owner);
+		}
+	}
 	free(d->wq.slots);
 	free(d->wq.free);
 }
@@ -289,6 +307,7 @@ int dev_open_flags(struct rawstore *st, const char *path, enum rawstore_io_engin
 	if (!d)
 		return -ENOMEM;
 	d->st = st;
+	pthread_mutex_init(&d->flush_lock, NULL);
 	d->qd = qd ? qd : 64;
 	d->read_only = ro;
 	if (S_ISBLK(sb.st_mode) && !ro)
@@ -342,13 +361,30 @@ out_free:
 	return ret;
 }
 
+static int wq_reap_timeout(struct rs_dev *d, struct timespec *ts);
+
 void dev_close(struct rs_dev *d)
 {
+	struct timespec ts = { 0, 1000000 };
+	unsigned int tries;
+	int r;
+
 	if (!d)
 		return;
 	dev_wq_wait(d);
+	/*
+	 * A broken queue's writes may still complete: reap what comes in a
+	 * second at most, so that the ring does not hold the device (and
+	 * its lock) after the close, with writes the kernel finishes alone.
+	 */
+	for (tries = 0; d->wq.inflight && d->wq.r.broken && tries < 1000; tries++) {
+		r = wq_reap_timeout(d, &ts);
+		if (r && r != -ETIME)
+			break;
+	}
 	rings_exit(d);
 	close(d->fd);
+	pthread_mutex_destroy(&d->flush_lock);
 	free(d);
 }
 
@@ -604,6 +640,21 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 
 /* ---- the commit thread's write queue ---- */
 
+/* Test hook (rs_debug_garble_failed_writes): a failed write leaves
+ * garbage where it went, as a device that failed mid-transfer. */
+static void garble(struct rs_dev *d, const struct rs_io *io)
+{
+	void *b = rs_alloc_aligned(io->len);
+
+	if (!b)
+		return;
+	memset(b, 0xe1, io->len);
+	if (pwrite(d->fd, b, io->len, (off_t)io->off) < 0)
+		rs_log(d->st, RAWSTORE_LOG_WARNING, "garbling a failed write: %s",
+		       strerror(errno));
+	free(b);
+}
+
 static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 {
 	struct rs_wq *q = &d->wq;
@@ -616,6 +667,8 @@ static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 		ret = finish_short(d, &s->io, (size_t)res);
 	/* test hook, then the block-layer status as the store's errno */
 	ret = dev_done(RS_IO_WRITE, ret, &s->io, 1);
+	if (ret && rs_debug_garbling())
+		garble(d, &s->io);
 	if (ret) {
 		unsigned int i;
 
@@ -632,6 +685,12 @@ static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 			q->n_failed++;
 		} else if (i == WQ_FAILED_MAX) {
 			q->failed_overflow = true;
+		}
+		if (q->n_bad < WQ_FAILED_MAX) {
+			q->bad[q->n_bad].off = s->io.off;
+			q->bad[q->n_bad++].len = s->io.len;
+		} else {
+			q->bad_overflow = true;
 		}
 	}
 	if (s->owner && !--s->owner->refs) {
@@ -651,6 +710,9 @@ static int wq_reap_timeout(struct rs_dev *d, struct timespec *ts)
 	struct rs_wq *q = &d->wq;
 	int r;
 
+	/* test hook: the ring fails as if its completions were lost */
+	if (rs_fail_check(RS_FAIL_WQ_REAP))
+		return -EBADR;
 	if (d->engine == ENG_URING) {
 		struct __kernel_timespec kts;
 		struct io_uring_cqe *cqe;
@@ -721,7 +783,8 @@ static int wq_submit_one(struct rs_dev *d, unsigned int slot)
 		do
 			r = io_uring_submit(&q->r.ring);
 		while (r == -EINTR || r == -EAGAIN);
-		return r < 0 ? r : 0;
+		/* Not taken: counting it in flight would wait forever. */
+		return r < 0 ? r : r == 0 ? -EIO : 0;
 	}
 	{
 		struct iocb *cbp = &s->cb;
@@ -731,7 +794,7 @@ static int wq_submit_one(struct rs_dev *d, unsigned int slot)
 		do
 			r = io_submit(q->r.aio, 1, &cbp);
 		while (r == -EINTR || r == -EAGAIN);
-		return r < 0 ? r : 0;
+		return r < 0 ? r : r == 0 ? -EIO : 0;
 	}
 }
 
@@ -803,7 +866,12 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 	return ret;
 }
 
-void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+int dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
 {
 	struct rs_wq *q = &d->wq;
 	unsigned int i;
@@ -813,15 +881,26 @@ void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len)
 		for (i = 0; i < d->qd; i++) {
 			const struct wq_slot *s = &q->slots[i];
 
-			if (s->busy && s->io.off < off + len && off < s->io.off + s->io.len)
+			if (s->busy && overlaps(s->io.off, s->io.len, off, len))
 				break;
 		}
 		if (i == d->qd)
-			return;
+			break;
 		ret = wq_reap(d);
 		if (ret)
 			wq_broken(d, ret);
 	}
+	/* What a failed (or lost) write left there is unknown. */
+	if (q->r.broken && q->inflight)
+		return rs_err(d->st, -EIO, "reading [%llu, +%llu): the write queue failed with "
+			      "writes in flight", (unsigned long long)off, (unsigned long long)len);
+	for (i = 0; i < q->n_bad; i++)
+		if (overlaps(q->bad[i].off, q->bad[i].len, off, len))
+			break;
+	if (i < q->n_bad || q->bad_overflow)
+		return rs_err(d->st, -EIO, "reading [%llu, +%llu): a write of the group there "
+			      "failed", (unsigned long long)off, (unsigned long long)len);
+	return 0;
 }
 
 int dev_wq_wait(struct rs_dev *d)
@@ -856,6 +935,11 @@ void dev_wq_tag(struct rs_dev *d, unsigned int tag)
 	d->wq.tag = tag;
 }
 
+bool dev_wq_errors_tagged(const struct rs_dev *d)
+{
+	return !d->wq.failed_overflow && !d->wq.r.broken;
+}
+
 int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag)
 {
 	const struct rs_wq *q = &d->wq;
@@ -877,6 +961,8 @@ void dev_wq_reset(struct rs_dev *d)
 	q->err = 0;
 	q->n_failed = 0;
 	q->failed_overflow = false;
+	q->n_bad = 0;
+	q->bad_overflow = false;
 	q->tag = 0;
 }
 
@@ -903,9 +989,18 @@ int dev_flush(struct rs_dev *d)
 {
 	if (d->read_only)
 		return -EROFS;
+	int ret;
+
 	if (!d->g.write_cache)
 		return 1;
-	return dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
+	pthread_mutex_lock(&d->flush_lock);
+	ret = d->flush_err;
+	if (!ret)
+		ret = dev_done(RS_IO_FLUSH, fdatasync(d->fd) ? -errno : 0, NULL, 0);
+	if (ret < 0)
+		d->flush_err = ret;
+	pthread_mutex_unlock(&d->flush_lock);
+	return ret;
 }
 
 static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)

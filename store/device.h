@@ -68,15 +68,25 @@ int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
  */
 int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void *owned,
 		 size_t owned_len);
-/* Wait for the queued writes that overlap [off, off+len). */
-void dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len);
-/* Wait for every queued write; the first error since dev_wq_reset(), or 0. */
+/* Wait for the queued writes that overlap [off, off+len); -EIO if one of
+ * them (since dev_wq_reset()) failed, or the queue broke with writes in
+ * flight: what the range holds is unknown. */
+int dev_wq_wait_range(struct rs_dev *d, uint64_t off, uint64_t len);
+/*
+ * Wait for every queued write; the first error since dev_wq_reset(), or 0.
+ * Returns with none in flight (dev_wq_inflight() 0) unless the queue
+ * broke (its completions can no longer be reaped): then writes may still
+ * land, and their units must never be handed out again.
+ */
 int dev_wq_wait(struct rs_dev *d);
 /* Wait at most @usec (< 1 s) for a queued write to complete (errors go to
  * dev_wq_wait()); true when none is in flight any more. */
 bool dev_wq_wait_for(struct rs_dev *d, unsigned int usec);
 /* Writes queued from now on carry @tag (a transaction of the group). */
 void dev_wq_tag(struct rs_dev *d, unsigned int tag);
+/* Can every write error since dev_wq_reset() be pinned on its tag (no
+ * overflow of the per-tag list, queue not broken)? */
+bool dev_wq_errors_tagged(const struct rs_dev *d);
 /* The error of a write carrying @tag since dev_wq_reset(), or 0. */
 int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag);
 /* Wait for every queued write and forget their errors. */

@@ -668,8 +668,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 	size_t i;
 	int ret;
 
-	if (st->failed)
-		return st->failed;
+	if (rs_failed(st))
+		return rs_failed(st);
 	ret = space_quiesce(st);	/* no range out of the free list */
 	if (ret)
 		return ret;

@@ -52,12 +52,17 @@ struct rawstore {
 	unsigned int q_txns;		/* submitted, not completed */
 	uint64_t q_bytes;		/* their write data */
 	bool stopping;
-	int failed;			/* sticky error after a failed commit */
-	char failed_msg[256];		/* and its message (commit thread) */
+	int failed;			/* sticky error after a failed commit, a failed
+					 * flush (rs_store_stop; read: rs_failed) */
+	char failed_msg[256];		/* and its message (fixed once failed is set) */
 	rocksdb_writebatch_wi_t *wb;
 	struct rs_pipe *pipe;		/* written batches awaiting their sync (commit.c) */
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
+	/* Readers lay defq's queue over their reads: a group with deferred
+	 * writes is committed, its data maybe not yet in place.  Set and
+	 * cleared under the write lock; the queue does not change while set. */
+	bool defq_visible;
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 	struct rs_ocache *ocache;	/* decoded onodes (ocache.h) */
 	struct rs_keyvec ocache_dirty;	/* onode keys the group changes (commit thread) */
@@ -83,6 +88,7 @@ struct rawstore_txn {
 	rawstore_txn_cb cb;
 	void *cb_arg;
 	int result;
+	bool write_failed;		/* its data write failed (commit group retry) */
 	uint64_t bytes;			/* write data carried (back-pressure) */
 	uint64_t q_bytes;		/* as counted in the queue */
 	bool in_flight;
@@ -119,6 +125,19 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 int onode_load(struct rawstore *st, rocksdb_writebatch_wi_t *wb, const char *coll,
 	       const void *name, size_t nlen, struct rs_onode *o);
 
+/*
+ * commit.c: stop the store (any thread): later transactions and jobs fail
+ * with @err and a message naming this thread's last error.  The first
+ * failure sticks (error and message).  After any failed device flush or
+ * failed metadata commit, whatever thread saw it.
+ */
+void rs_store_stop(struct rawstore *st, int err);
+/* The sticky error, 0 while the store works. */
+static inline int rs_failed(const struct rawstore *st)
+{
+	return __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);
+}
+
 /* debug.c: crash points for tests (store/debug.h). */
 extern int rs_crash_point;
 extern int rs_crash_countdown;
@@ -128,6 +147,8 @@ bool rs_fail_check(int point);
 /* device.c calls this as each operation completes: @ret, or an injected
  * fault (debug.h, rs_debug_fail_io). */
 int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+/* debug.c: true while failed queued writes are garbled (debug.h). */
+bool rs_debug_garbling(void);
 /* debug.c: true if the test hook refuses this kind of space verb. */
 bool rs_space_refused(unsigned int kind);
 

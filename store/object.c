@@ -160,8 +160,11 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		segs[i].crcs = e->crcs + cs / cb;
 		ios[i] = (struct rs_io){ false, segs[i].bounce, segs[i].pofs, segs[i].len };
 		/* A read on the commit thread may need data still being written. */
-		if (overlay)
-			dev_wq_wait_range(st->dev, segs[i].pofs, segs[i].len);
+		if (overlay) {
+			ret = dev_wq_wait_range(st->dev, segs[i].pofs, segs[i].len);
+			if (ret)
+				goto out_free;
+		}
 	}
 	ret = dev_submit(st->dev, ios, n);
 	if (ret) {
@@ -172,7 +175,7 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		uint64_t b;
 
 		/* a read-only store keeps unreplayed deferred writes in the queue */
-		if (overlay || st->opts.read_only)
+		if (overlay || st->opts.read_only || st->defq_visible)
 			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])

@@ -886,17 +886,23 @@ static int claim(struct rawstore *st, uint64_t len)
 		return -ENOSPC;
 	wb = rocksdb_writebatch_wi_create(0, 1);
 	sp->zwb = wb;
-	n = extset_alloc(&sp->zeroed, want, 0, 0, &v);
+	n = rs_fail_check(RS_FAIL_CLAIM_TAKE) ? -ENOMEM :
+	    extset_alloc(&sp->zeroed, want, 0, 0, &v);
 	sp->zwb = NULL;
 	if (n < 0) {
 		rocksdb_writebatch_wi_destroy(wb);
-		return n;
+		return rs_err(st, n, "claiming %llu bytes of zeroed space failed: %s",
+			      (unsigned long long)want, strerror(-n));
 	}
-	ret = meta_commit(st->meta, wb);
+	ret = rs_fail_check(RS_FAIL_CLAIM_COMMIT) ? -EIO : meta_commit(st->meta, wb);
 	rocksdb_writebatch_wi_destroy(wb);
 	PERF_ADD(st, db_syncs, 1);
 	if (ret) {
-		__atomic_store_n(&st->failed, ret, __ATOMIC_RELEASE);
+		/* The ranges are out of the zeroed set, their records maybe
+		 * not: memory and disk may disagree now. */
+		rs_err(st, ret, "claiming zeroed space: metadata commit failed (%s); store "
+		       "stopped", strerror(-ret));
+		rs_store_stop(st, ret);
 		free(v);
 		return ret;
 	}
@@ -1130,21 +1136,30 @@ void space_release(struct rawstore *st, struct space_hold *h)
 	struct rs_space *sp = st->space;
 	size_t i;
 
-	for (i = 0; i < h->frees.n; i++) {
+	for (i = 0; i < h->frees.n; i++)
 		extset_insert(&sp->dirty, h->frees.v[i].off, h->frees.v[i].len);
-		sp->held -= h->frees.v[i].len;
-	}
 	for (i = 0; i < h->ready.n; i++) {
 		extset_remove(&sp->pending, h->ready.v[i].off, h->ready.v[i].len);
 		extset_insert(&sp->ready, h->ready.v[i].off, h->ready.v[i].len);
 	}
-	space_hold_free(h);
+	space_hold_free(st, h);
 }
 
-void space_hold_free(struct space_hold *h)
+void space_hold_free(struct rawstore *st, struct space_hold *h)
 {
+	struct rs_space *sp = st->space;
+	size_t i;
+
+	/* Released or not, they are held no longer. */
+	for (i = 0; i < h->frees.n; i++)
+		sp->held -= h->frees.v[i].len;
 	pext_vec_free(&h->frees);
 	pext_vec_free(&h->ready);
+}
+
+uint64_t rs_debug_space_held(struct rawstore *st)
+{
+	return st->space->held;
 }
 
 /* ---- rounds: zero or punch free ranges ---- */
@@ -1316,7 +1331,11 @@ static void round_io(struct rawstore *st, struct space_round *r)
 	if (r->done) {
 		ret = dev_flush(st->dev);
 		if (ret < 0) {
-			rs_err(st, ret, "device flush after zeroing/punching failed");
+			/* The device may have dropped its cache, with data
+			 * written before (a deferred write whose record a later
+			 * flush would delete): stop, as the commit path does. */
+			rs_err(st, ret, "device flush after zeroing/punching failed; store stopped");
+			rs_store_stop(st, ret);
 			for (i = 0; i < r->r.n; i++)
 				r->res[i] = ret;
 			r->err = ret;
@@ -1441,8 +1460,8 @@ static int pick_job(struct rawstore *st, void *arg)
 	struct rs_space *sp = st->space;
 	int ret;
 
-	if (st->failed)
-		return st->failed;
+	if (rs_failed(st))
+		return rs_failed(st);
 	if (a->retire) {
 		ret = deferred_retire(st);
 		if (ret)
@@ -1574,7 +1593,7 @@ static void *worker_main(void *arg)
 		int err;
 
 		wait_ms = TICK_MS;
-		if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+		if (rs_failed(st))
 			continue;
 		snap_get(st, &unp, &zeroed, &dirty);
 		if (sp->punch_mode == RAWSTORE_PUNCH_BACKGROUND && unp &&
@@ -1623,6 +1642,15 @@ static void probe_zero(struct rawstore *st)
 	/* Block device: punch never falls back, so success is offload. */
 	ret = zero_verb(st, p.off, len);
 	sp->probe_ns = rs_now_ns() - t0;
+	/* A punch (block device) gives the range back to a thin pool: it is
+	 * not provisioned any more, and an allocation there must provision
+	 * it again (a full pool is then -ENOSPC, not a failed data write).
+	 * Recorded with the next batch; forgetting a range that stayed
+	 * provisioned (a file) only costs a provisioning call. */
+	if (ret != -EOPNOTSUPP && extset_overlap(&sp->provisioned, p.off, len)) {
+		extset_remove(&sp->provisioned, p.off, len);
+		prov_changed(sp);
+	}
 	sp->offload = !ret;
 	if (ret == -EOPNOTSUPP && !g->is_bdev)
 		sp->zero_refused = true;
@@ -1690,6 +1718,18 @@ int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 			   sp->rec.prealloc <= RAWSTORE_PREALLOC_NONE;
 	if (sp->rec.zero != RAWSTORE_ZERO_PAD)
 		probe_zero(st);	/* padding needs no probe (nor its write) */
+	if (sp->prov_dirty) {
+		/* The probe unprovisioned a range: record it before anything
+		 * can be allocated there (open has not returned yet). */
+		rocksdb_writebatch_wi_clear(st->wb);
+		ret = prov_sync(st);
+		if (!ret)
+			ret = meta_commit(st->meta, st->wb);
+		rocksdb_writebatch_wi_clear(st->wb);
+		if (ret)
+			return rs_err(st, ret, "open: recording the range the zero probe "
+				      "unprovisioned failed");
+	}
 	sp->zero_mode = sp->rec.zero;
 	if (sp->zero_mode == RAWSTORE_ZERO_AUTO)
 		sp->zero_mode = sp->offload ? RAWSTORE_ZERO_PREPARE : RAWSTORE_ZERO_PAD;
@@ -1697,8 +1737,15 @@ int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 		sp->zero_mode = RAWSTORE_ZERO_PAD;
 	/* Ready space for the first groups now, not in their commit path
 	 * (nothing is queued yet: open has not returned). */
-	if (sp->zeroed.total && claim(st, min_u64(sp->ready_target, sp->zeroed.total)))
-		return st->failed ? st->failed : 0;
+	if (sp->zeroed.total) {
+		ret = claim(st, min_u64(sp->ready_target, sp->zeroed.total));
+		if (ret) {
+			char m[200];
+
+			snprintf(m, sizeof(m), "%s", rawstore_errmsg());
+			return rs_err(st, ret, "open: %s", m);
+		}
+	}
 	space_snapshot(st);
 	if (sp->zero_mode != RAWSTORE_ZERO_PREPARE && sp->punch_mode != RAWSTORE_PUNCH_BACKGROUND)
 		return 0;

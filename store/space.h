@@ -139,8 +139,9 @@ int space_stage_end(struct rawstore *st, bool write);
 /* Commit thread, once the batch of @h is durable: its frees become
  * allocatable (dirty), its readied space writable; empties @h. */
 void space_release(struct rawstore *st, struct space_hold *h);
-/* Forget @h without releasing it (its batch failed: the store stopped). */
-void space_hold_free(struct space_hold *h);
+/* Forget @h without releasing it (its batch failed: the store stopped);
+ * its frees are no longer counted as held. */
+void space_hold_free(struct rawstore *st, struct space_hold *h);
 /* Commit thread, after a group is durable and released: the inline punch
  * policy punches the freed ranges now; the worker is kicked. */
 void space_after_commit(struct rawstore *st);

@@ -554,9 +554,9 @@ int rawstore_close(struct rawstore *st)
 		return -EDEADLK;
 	space_stop(st);
 	commit_stop(st);
-	deferred_close(st, !st->failed);
-	space_close(st, !st->failed);
-	ret = st->failed;
+	deferred_close(st, !rs_failed(st));
+	space_close(st, !rs_failed(st));
+	ret = rs_failed(st);
 	rocksdb_writebatch_wi_destroy(st->wb);
 	meta_close(st->meta);
 	dev_close(st->dev);

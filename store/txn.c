@@ -140,17 +140,22 @@ static bool name_ok(const void *name, size_t nlen)
  * one block or less are skipped: with the default inline_max they stay in
  * RocksDB, unchecksummed.
  */
-static void op_checksums(struct rs_op *op)
+static int op_checksums(struct rs_op *op)
 {
 	const uint8_t *b = op->dbuf;
 	size_t head = op->off % RS_IO_ALIGN;
 	uint64_t i = head ? 1 : 0, n = (head + op->dlen) / RS_IO_ALIGN;
 
-	if (op->dlen <= RS_IO_ALIGN)
-		return;
+	/* A caller's buffer (nocopy) always: its checksums are the only
+	 * record of what it held at the call. */
+	if (op->dlen <= RS_IO_ALIGN && !op->borrowed)
+		return 0;
 	op->crc4k = malloc(n * sizeof(*op->crc4k));
-	for (; op->crc4k && i < n; i++)
+	if (!op->crc4k)
+		return op->borrowed ? -ENOMEM : 0;
+	for (; i < n; i++)
 		op->crc4k[i] = rs_crc32c(b + i * RS_IO_ALIGN, RS_IO_ALIGN);
+	return 0;
 }
 
 /* The one copy of write data: into an aligned I/O buffer, at off % 4096. */
@@ -164,8 +169,7 @@ static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 	memcpy(b + head, src, len);
 	op->dbuf = b;
 	op->data = b + head;
-	op_checksums(op);
-	return 0;
+	return op_checksums(op);
 }
 
 /*
@@ -203,7 +207,8 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		ret = dup_bytes(&op.name2, tmpl->name2, tmpl->n2len);
 	if (!ret && tmpl->data && tmpl->borrowed) {
 		op.data = op.dbuf = tmpl->data;
-		op_checksums(&op);
+		op.borrowed = true;
+		ret = op_checksums(&op);
 	} else if (!ret && tmpl->data && tmpl->aligned) {
 		ret = dup_aligned(&op, tmpl->data, tmpl->dlen);
 	} else if (!ret && tmpl->data) {
@@ -462,6 +467,31 @@ static uint8_t *op_io_buf(const struct actx *a, const uint8_t *data, uint64_t a0
 	    (a0 < base || b0 > round_up(op->off + op->dlen, RS_IO_ALIGN)))
 		return NULL;
 	return (uint8_t *)op->dbuf + (a0 - base);
+}
+
+/*
+ * A nocopy write's bytes [pos, cend) are about to be copied (inline,
+ * deferred, a private buffer) or checksummed again (checksum blocks other
+ * than 4 KiB): -EIO unless they still match the checksums taken at the
+ * call, so a caller's buffer changed too early is never committed as if
+ * it had been written so.  Other data: 0.
+ */
+static int op_verify(struct rawstore *st, const struct rs_op *op, const uint8_t *data,
+		     uint64_t pos, uint64_t cend)
+{
+	uint64_t b;
+
+	if (!op || !op->borrowed || data != op->data)
+		return 0;
+	if (!op->crc4k)
+		return -ENOMEM;
+	for (b = round_down(pos, RS_IO_ALIGN); b < cend; b += RS_IO_ALIGN)
+		if (rs_crc32c((const uint8_t *)op->data + (b - op->off), RS_IO_ALIGN) !=
+		    op->crc4k[(b - op->off) / RS_IO_ALIGN])
+			return rs_err(st, -EIO, "the buffer of a nocopy write changed before "
+				      "the transaction was applied (object offset %llu)",
+				      (unsigned long long)b);
+	return 0;
 }
 
 static bool is_inline(const struct rawstore *st, const struct rs_onode *o)
@@ -725,6 +755,14 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 
 		/* One copy: whole units go to the device from the op's buffer. */
 		buf = op_io_buf(a, data, a0, b0, pos, cend);
+		/* A caller's buffer that is copied, checksummed again or may
+		 * go through the log: still what it was at the call? */
+		if (!buf || cb != RS_IO_ALIGN || b0 - a0 <= st->opts.deferred_max ||
+		    b0 - a0 <= (uint64_t)st->opts.deferred_new_max) {
+			ret = op_verify(st, a->wop, data, pos, cend);
+			if (ret)
+				return ret;
+		}
 		if (!buf) {
 			buf = own = rs_iobuf_alloc(b0 - a0);
 			if (!buf)
@@ -778,15 +816,17 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			goto out_free_buf;
 		}
 		for (i = 0; i < n; i++) {
-			ret = pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
-			if (ret) {
-				/* not recorded: give it back now */
-				space_unalloc(st, &pieces[i], 1);
-				pieces[i].len = 0;
-			}
+			ret = rs_fail_check(RS_FAIL_ALLOC_RECORD) ? -ENOMEM :
+			      pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
+			if (ret)
+				break;
 		}
-		if (ret)
+		if (ret) {
+			/* Pieces [0, i) are recorded and go back with the failed
+			 * transaction; the rest, never written, go back now. */
+			space_unalloc(st, pieces + i, (size_t)(n - i));
 			goto out_free_pieces;
+		}
 		/* Small new data: whole units through the WAL ([a0, b0) of @buf
 		 * holds data, old bytes or zeros throughout). */
 		defer = b0 - a0 <= (uint64_t)st->opts.deferred_new_max;
@@ -892,7 +932,9 @@ static int do_write(struct actx *a, struct rs_onode *o, uint64_t off, const uint
 	if (ret)
 		return ret;
 	if (is_inline(a->st, o) && end <= a->st->inline_max) {
-		ret = grow_inline(o, max_u64(o->size, end));
+		ret = op_verify(a->st, a->wop, data, off, end);
+		if (!ret)
+			ret = grow_inline(o, max_u64(o->size, end));
 		if (ret)
 			return ret;
 		if (data)

@@ -968,6 +968,45 @@ TEST_F(SpaceTest, ProvisionedSurvivesReopen)
 }
 
 /*
+ * Issue 24, item 6: the zero probe at open zeroes (on a block device:
+ * punches, which gives the range back to a thin pool) 1 MiB of free
+ * space.  That MiB is no longer counted provisioned, in memory and in
+ * the records, so a later allocation there provisions it again and a
+ * full pool fails with -ENOSPC at allocation, not as a data-write error
+ * (before, the probed range stayed recorded as provisioned).
+ */
+TEST_F(SpaceTest, ZeroProbeUnprovisionsWhatItZeroes)
+{
+	mo.zero_policy = RAWSTORE_ZERO_AUTO; /* the probe runs at each open */
+	ASSERT_EQ(Mkfs(), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(Info().provisioning, 1) << "a sparse store file provisions";
+	ASSERT_EQ(MkColl(), 0);
+	ASSERT_EQ(Write("a", 0, pattern(2 << 20, 1)), 0);
+	ASSERT_EQ(Write("b", 0, pattern(1 << 20, 2)), 0);
+	ASSERT_EQ(Statfs().provisioned, 3u << 20);
+	ASSERT_EQ(Remove("a"), 0); /* free, dirty, still provisioned */
+	Close();
+	/* the probe takes the first MiB of a's range (the only dirty space) */
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().provisioned, 2u << 20) << "the probed MiB is not provisioned";
+	Close();
+	oo.read_only = 1;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Statfs().provisioned, 2u << 20) << "and recorded so";
+	Close();
+	oo.read_only = 0;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	/* writing over all of it provisions the probed MiB again */
+	uint64_t pb = Perf().provisioned_bytes;
+	ASSERT_EQ(Write("c", 0, pattern(2 << 20, 3)), 0);
+	EXPECT_EQ(Perf().provisioned_bytes - pb, 1u << 20);
+	EXPECT_EQ(Read("c", 0, 2 << 20), pattern(2 << 20, 3));
+	EXPECT_EQ(Read("b", 0, 1 << 20), pattern(1 << 20, 2));
+	ExpectClean();
+}
+
+/*
  * A transaction that provisions and then fails leaves the range provisioned
  * on the device while its batch is rolled back: the records must follow the
  * set, not the rolled-back updates (they once overlapped after a later

@@ -751,6 +751,99 @@ TEST_F(StoreTest, WriteNocopyWritesFromTheCallersBuffer)
 }
 
 /*
+ * Issue 24, item 7: a nocopy buffer changed between the call and the
+ * commit is never committed unnoticed, whatever path its bytes take:
+ * inline (4 KiB or less), a deferred overwrite, checksum blocks larger
+ * than 4 KiB (recomputed at apply).  Either the transaction fails with
+ * -EIO and changes nothing, or it commits and the changed block reads
+ * -EIO; never the changed bytes.  An unchanged buffer commits as usual.
+ */
+class NocopyPromiseTest : public StoreTest {
+protected:
+	/* Write @len bytes of @d at @off of @name from a caller's buffer,
+	 * flip a byte of it at @flip (or not, -1) before the commit. */
+	void Check(const std::string &name, uint64_t off, const std::string &d, long flip)
+	{
+		PageBuf b(d.size() / 4096, 0);
+		memcpy(b.p, d.data(), d.size());
+		std::string before;
+		ssize_t r0 = -ENOENT;
+		struct rawstore_stat s;
+		s.struct_size = sizeof(s);
+		if (rawstore_stat(st, "c", name.data(), name.size(), &s) == 0)
+			before = Read("c", name, 0, s.size + 4096, &r0);
+		struct rawstore_txn *t = T();
+		ASSERT_EQ(rawstore_txn_write_nocopy(t, "c", name.data(), name.size(), off, b.p,
+						    d.size()), 0);
+		if (flip >= 0)
+			b.p[flip] ^= 0x40;
+		int ret = Submit(t);
+		if (flip < 0) {
+			ASSERT_EQ(ret, 0) << rawstore_errmsg();
+			std::string got = Read("c", name, off, d.size());
+			EXPECT_TRUE(got == d) << name;
+			return;
+		}
+		if (ret) {
+			EXPECT_EQ(ret, -EIO) << name;
+			EXPECT_NE(std::string(rawstore_errmsg()).find("nocopy"), std::string::npos)
+				<< rawstore_errmsg();
+			ssize_t r = -ENOENT;
+			std::string now;
+			if (rawstore_stat(st, "c", name.data(), name.size(), &s) == 0)
+				now = Read("c", name, 0, s.size + 4096, &r);
+			EXPECT_EQ(r, r0) << name << ": the failed write changed nothing";
+			EXPECT_TRUE(now == before) << name;
+			return;
+		}
+		char one;
+		uint64_t at = off + (uint64_t)flip;
+		EXPECT_EQ(rawstore_read(st, "c", name.data(), name.size(), at, &one, 1), -EIO)
+			<< name << ": committed, so the changed block must read -EIO";
+	}
+};
+
+TEST_F(NocopyPromiseTest, ChangedBufferIsNeverCommittedUnnoticed)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "o", 0, pattern(65536, 1)), 0);
+	Check("inline", 0, pattern(4096, 2), 100);		/* <= inline_max */
+	Check("o", 8192, pattern(4096, 3), 10);			/* deferred overwrite */
+	Check("small", 0, pattern(8192, 4), 5000);		/* new, small */
+	Check("big", 0, pattern(1 << 20, 5), 300000);		/* new, direct */
+	/* unchanged: all commit */
+	Check("inline", 0, pattern(4096, 6), -1);
+	Check("o", 8192, pattern(4096, 7), -1);
+	Check("small", 0, pattern(8192, 8), -1);
+	/* big's changed block fails its checksum by design: not fsck's */
+	struct rawstore_txn *t = T();
+	rawstore_txn_remove(t, "c", "big", 3);
+	ASSERT_EQ(Submit(t), 0);
+	ExpectClean();
+}
+
+/* Checksum blocks of 16 KiB: recomputed at apply from the caller's buffer. */
+TEST_F(NocopyPromiseTest, ChangedBufferWithLargeChecksumBlocks)
+{
+	ASSERT_EQ(rawstore_close(st), 0);
+	st = nullptr;
+	meta = tmp.path + "/meta16k";
+	struct rawstore_mkfs_opts mo;
+	rawstore_mkfs_opts_init(&mo);
+	mo.min_alloc_size = 16384;
+	mo.csum_block_size = 16384;
+	mo.inline_max = 0;
+	mo.zero_policy = RAWSTORE_ZERO_PAD;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	Check("big", 0, pattern(1 << 20, 9), 200000);
+	Check("big2", 0, pattern(1 << 20, 10), -1);
+	ExpectClean();
+}
+
+/*
  * Units a nocopy write covers only partly get their old bytes through a
  * private buffer: nothing is written into the caller's buffer around or
  * within its data, and the object reads as old bytes + new data.
