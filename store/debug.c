@@ -33,8 +33,17 @@ void rs_crash_check(struct rawstore *st, int point)
 	_exit(RS_CRASH_EXIT);
 }
 
+static const struct dev_hooks hooks;
+
+/* Every setter of a device fault hands the device the hooks below. */
+static void install(void)
+{
+	dev_set_hooks(&hooks);
+}
+
 void rs_debug_set_fail_point(int point, int countdown)
 {
+	install();
 	__atomic_store_n(&fail_countdown, countdown > 0 ? countdown : 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&fail_point, point, __ATOMIC_RELEASE);
 }
@@ -49,12 +58,14 @@ bool rs_fail_check(int point)
 	return true;
 }
 
-/* Device faults (rs_debug_fail_io); checked by dev_fault() in device.c. */
+/* Device faults (rs_debug_fail_io); the device calls rs_fault_io as each
+ * operation completes (dev_hooks.done). */
 static unsigned int io_kinds, io_faults;
 static int io_countdown, io_err, io_times;
 
 void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times)
 {
+	install();
 	__atomic_store_n(&io_kinds, 0, __ATOMIC_RELEASE);
 	io_countdown = countdown > 0 ? countdown : 1;
 	io_err = err > 0 ? err : EIO;
@@ -72,15 +83,16 @@ static unsigned int refused_kinds;
 
 void rs_debug_refuse_space(unsigned int kinds)
 {
+	install();
 	__atomic_store_n(&refused_kinds, kinds, __ATOMIC_RELEASE);
 }
 
-bool rs_space_refused(unsigned int kind)
+static bool rs_space_refused(unsigned int kind)
 {
 	return __atomic_load_n(&refused_kinds, __ATOMIC_ACQUIRE) & kind;
 }
 
-int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
+static int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
 {
 	unsigned int i;
 
@@ -101,10 +113,33 @@ static int garbling;
 
 void rs_debug_garble_failed_writes(int on)
 {
+	install();
 	__atomic_store_n(&garbling, on, __ATOMIC_RELEASE);
 }
 
-bool rs_debug_garbling(void)
+static bool rs_debug_garbling(void)
 {
 	return __atomic_load_n(&garbling, __ATOMIC_ACQUIRE);
+}
+
+static bool fail_reap(void)
+{
+	return rs_fail_check(RS_FAIL_WQ_REAP);
+}
+
+static const struct dev_hooks hooks = {
+	.done = rs_fault_io,
+	.refuse_space = rs_space_refused,
+	.garble_failed_write = rs_debug_garbling,
+	.fail_reap = fail_reap,
+};
+
+void rs_debug_file_logical_block(unsigned int bytes)
+{
+	dev_set_file_block(bytes);
+}
+
+void rs_debug_disable_uring(int disable)
+{
+	dev_set_no_uring(disable != 0);
 }

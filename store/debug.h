@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "device.h"	/* enum rs_io_kind */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,15 +78,6 @@ void rs_debug_set_fail_point(int point, int countdown);
  * chance.  The operation itself is done first, like a device that fails
  * after a transfer.  kinds 0 turns injection off.
  */
-enum rs_io_kind {
-	RS_IO_READ = 1 << 0,
-	RS_IO_WRITE = 1 << 1,
-	RS_IO_FLUSH = 1 << 2,
-	RS_IO_ZERO = 1 << 3,		/* dev_zero_range */
-	RS_IO_PUNCH = 1 << 4,		/* dev_punch_hole */
-	RS_IO_PROVISION = 1 << 5,	/* dev_provision, dev_prealloc_stale */
-};
-
 void rs_debug_fail_io(unsigned int kinds, int countdown, int err, int times);
 /*
  * Make the space verbs of @kinds (RS_IO_ZERO, RS_IO_PUNCH, RS_IO_PROVISION)

@@ -24,7 +24,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "debug.h"
 #include "device.h"
 #include "internal.h"
 #include "util.h"
@@ -150,10 +149,48 @@ static void bdev_sysfs(struct rs_dev *d, dev_t rdev)
 }
 
 static unsigned int file_block;
+static bool no_uring;
+static const struct dev_hooks *hooks;
 
-void rs_debug_file_logical_block(unsigned int bytes)
+void dev_set_file_block(unsigned int bytes)
 {
 	file_block = bytes;
+}
+
+void dev_set_no_uring(bool off)
+{
+	no_uring = off;
+}
+
+void dev_set_hooks(const struct dev_hooks *h)
+{
+	__atomic_store_n(&hooks, h, __ATOMIC_RELEASE);
+}
+
+static const struct dev_hooks *dev_hooks(void)
+{
+	return __atomic_load_n(&hooks, __ATOMIC_ACQUIRE);
+}
+
+static bool hook_garble(void)
+{
+	const struct dev_hooks *h = dev_hooks();
+
+	return h && h->garble_failed_write && h->garble_failed_write();
+}
+
+static bool hook_fail_reap(void)
+{
+	const struct dev_hooks *h = dev_hooks();
+
+	return h && h->fail_reap && h->fail_reap();
+}
+
+static bool hook_refuse_space(unsigned int kind)
+{
+	const struct dev_hooks *h = dev_hooks();
+
+	return h && h->refuse_space && h->refuse_space(kind);
 }
 
 static int dev_geometry(struct rs_dev *d, const char *path)
@@ -182,13 +219,6 @@ static int dev_geometry(struct rs_dev *d, const char *path)
 		d->g.write_cache = true;
 	}
 	return 0;
-}
-
-static int no_uring;
-
-void rs_debug_disable_uring(int disable)
-{
-	no_uring = disable;
 }
 
 static int ring_init(struct rs_dev *d, struct rs_ring *r)
@@ -529,7 +559,7 @@ static int aio_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios, un
 
 /*
  * Every I/O batch, flush and space verb completes here: first the test
- * hook (debug.h, rs_debug_fail_io), then the kernel's block-layer status
+ * hook (dev_set_hooks; debug.h's rs_debug_fail_io), then the kernel's block-layer status
  * becomes the store's errno.  A failed transfer is -EIO whatever status
  * the device gave (a medium error is -ENODATA, which in rawstore's API
  * means a missing attribute; -EBUSY and -ENODEV mean other things too);
@@ -537,7 +567,10 @@ static int aio_batch(struct rs_dev *d, struct rs_ring *rg, struct rs_io *ios, un
  */
 static int dev_done(unsigned int kind, int ret, struct rs_io *ios, unsigned int n)
 {
-	ret = rs_fault_io(kind, ret, ios, n);
+	const struct dev_hooks *h = dev_hooks();
+
+	if (h && h->done)
+		ret = h->done(kind, ret, ios, n);
 	switch (ret) {
 	case -ENODATA:		/* BLK_STS_MEDIUM */
 	case -EILSEQ:		/* BLK_STS_PROTECTION */
@@ -667,7 +700,7 @@ static void wq_done(struct rs_dev *d, unsigned int slot, long res)
 		ret = finish_short(d, &s->io, (size_t)res);
 	/* test hook, then the block-layer status as the store's errno */
 	ret = dev_done(RS_IO_WRITE, ret, &s->io, 1);
-	if (ret && rs_debug_garbling())
+	if (ret && hook_garble())
 		garble(d, &s->io);
 	if (ret) {
 		unsigned int i;
@@ -711,7 +744,7 @@ static int wq_reap_timeout(struct rs_dev *d, struct timespec *ts)
 	int r;
 
 	/* test hook: the ring fails as if its completions were lost */
-	if (rs_fail_check(RS_FAIL_WQ_REAP))
+	if (hook_fail_reap())
 		return -EBADR;
 	if (d->engine == ENG_URING) {
 		struct __kernel_timespec kts;
@@ -1015,7 +1048,7 @@ static int space_verb(struct rs_dev *d, int mode, uint64_t off, uint64_t len)
 	    !is_aligned(len, d->g.logical_block) || off + len < off || off + len > d->g.size)
 		return -EINVAL;
 	/* test hook (debug.h): a device that cannot */
-	if (rs_space_refused(kind))
+	if (hook_refuse_space(kind))
 		return -EOPNOTSUPP;
 	return dev_done(kind, fallocate(d->fd, mode, (off_t)off, (off_t)len) ? -errno : 0,
 			NULL, 0);

@@ -36,6 +36,38 @@ struct rs_io {
 	size_t len;			/* bytes, logical-block aligned */
 };
 
+/* The kinds of device operation, as bits (fault injection selects them). */
+enum rs_io_kind {
+	RS_IO_READ = 1 << 0,
+	RS_IO_WRITE = 1 << 1,
+	RS_IO_FLUSH = 1 << 2,
+	RS_IO_ZERO = 1 << 3,		/* dev_zero_range */
+	RS_IO_PUNCH = 1 << 4,		/* dev_punch_hole */
+	RS_IO_PROVISION = 1 << 5,	/* dev_provision, dev_prealloc_stale */
+};
+
+/*
+ * Fault injection for the tests: debug.c fills these in (debug.h) and the
+ * device calls them; the device never calls into debug.c.  Without hooks
+ * (the default) every operation reports what the kernel said.
+ */
+struct dev_hooks {
+	/* An operation of @kind completed with @ret: the result to report. */
+	int (*done)(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
+	/* Answer a space verb of @kind with -EOPNOTSUPP, not doing it? */
+	bool (*refuse_space)(unsigned int kind);
+	/* Leave garbage where a failed queued write went? */
+	bool (*garble_failed_write)(void);
+	/* Fail this reap of the write queue, so that the queue breaks? */
+	bool (*fail_reap)(void);
+};
+void dev_set_hooks(const struct dev_hooks *h);
+/* Regular files opened from now on stand in for a device with this logical
+ * block size (0: 4096). */
+void dev_set_file_block(unsigned int bytes);
+/* Devices opened from now on use libaio even where io_uring works. */
+void dev_set_no_uring(bool no_uring);
+
 /*
  * Open @path O_DIRECT|O_EXCL (+ flock) with the engine chosen by @engine.
  * @st is used for logging only.

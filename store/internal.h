@@ -144,13 +144,6 @@ extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
 /* True when failure point @point fires (debug.h, enum rs_fail). */
 bool rs_fail_check(int point);
-/* device.c calls this as each operation completes: @ret, or an injected
- * fault (debug.h, rs_debug_fail_io). */
-int rs_fault_io(unsigned int kind, int ret, struct rs_io *ios, unsigned int n);
-/* debug.c: true while failed queued writes are garbled (debug.h). */
-bool rs_debug_garbling(void);
-/* debug.c: true if the test hook refuses this kind of space verb. */
-bool rs_space_refused(unsigned int kind);
 
 #define PERF_ADD(st, field, v) __atomic_add_fetch(&(st)->perf.field, (v), __ATOMIC_RELAXED)
 
