@@ -577,7 +577,7 @@ static void usage(FILE *f)
 		"                  earlier ones \"fresh\"\n"
 		"  load:SECONDS    --threads clients (default 8) submit independent\n"
 		"                  transactions mixed with reads and removes, one thread\n"
-		"                  reclaims; sustained ops/s and latency percentiles"
+		"                  reclaims; sustained ops/s and latency percentiles\n"
 		"  core            create:4k create:64k create:1m create:4m overwrite:4k\n"
 		"                  read:4k read:64k alloc:50 alloc:90\n"
 		"options:\n"
