@@ -24,6 +24,7 @@ struct cfg {
 	uint64_t dev_size;		/* bytes, for a temporary file device */
 	uint64_t store_size;		/* mkfs: bytes of the device to use (0: all) */
 	uint64_t count;
+	uint64_t seconds;		/* create: go on past count until this long */
 	uint64_t objects;		/* 4 MiB objects for overwrite/read */
 	unsigned int qd;		/* transactions in flight */
 	unsigned int threads;		/* read: threads reading at once; load: clients */
@@ -40,6 +41,7 @@ struct result {
 	const char *name;
 	uint64_t size, ops, bytes, ns;
 	uint64_t *lat;			/* ops latencies, ns; sorted by report() */
+	uint64_t min_ns;		/* run_txns: submit until this long, at least */
 	uint64_t txns, flushes, syncs;	/* durable transactions and what they cost */
 	uint64_t cpu_ns;		/* user + system time of the process */
 	double extents_per_obj;		/* aging: mean extent map entries of the

@@ -37,7 +37,8 @@ struct inflight {
 	pthread_cond_t cond;
 	unsigned int n;
 	int err;
-	uint64_t *lat;
+	uint64_t *lat;		/* cap entries; grown under @lock */
+	uint64_t cap;
 };
 
 struct slot {
@@ -66,11 +67,16 @@ static void done_cb(struct rawstore_txn *t, int result, void *arg)
 
 typedef int (*fill_fn)(struct rawstore_txn *t, uint64_t i, void *arg);
 
-/* Run @count transactions built by @fill with c->qd in flight. */
+/*
+ * Run @count transactions built by @fill with c->qd in flight; with
+ * r->min_ns, go on until that long has passed too (r->lat, of @count
+ * entries, grows).  r->ops is the number submitted.
+ */
 static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fill_fn fill,
 		    void *arg, struct result *r)
 {
-	struct inflight in = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, r->lat };
+	struct inflight in = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, r->lat,
+			       count };
 	struct slot *slots = calloc(c->qd, sizeof(*slots));
 	struct rawstore_perf p0, p1;
 	uint64_t i, t0, c0;
@@ -88,14 +94,26 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
 	t0 = rs_now_ns();
-	for (i = 0; i < count && !ret; i++) {
+	for (i = 0; !ret; i++) {
 		struct slot *s = &slots[i % c->qd];
 
+		if (i >= count && (!r->min_ns || rs_now_ns() - t0 >= r->min_ns))
+			break;
 		pthread_mutex_lock(&in.lock);
 		/* completions come in order: wait for this slot's previous one */
 		while (s->busy)
 			pthread_cond_wait(&in.cond, &in.lock);
 		ret = in.err;
+		if (!ret && i >= in.cap) {
+			uint64_t *lat = realloc(in.lat, 2 * in.cap * sizeof(*lat));
+
+			if (lat) {
+				in.lat = lat;
+				in.cap *= 2;
+			} else {
+				ret = -ENOMEM;
+			}
+		}
 		pthread_mutex_unlock(&in.lock);
 		if (ret)
 			break;
@@ -126,6 +144,8 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
 	r->qd = c->qd;
+	r->lat = in.lat;
+	r->ops = i;
 	rawstore_perf_get(st, &p1);
 	perf_delta(r, &p0, &p1);
 	for (k = 0; k < c->qd; k++)
@@ -240,8 +260,11 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 		return -ENOMEM;
 	memset(w.data, 0x5a, size);
 	ret = setup_coll(st, "bench");
+	r.min_ns = c->seconds * 1000000000ULL;
 	if (!ret)
 		ret = run_txns(st, c, count, fill_create, &w, &r);
+	count = r.ops;
+	r.bytes = size * count;
 	if (!ret && c->phase && size > c->inline_max)
 		ret = mean_extents(st, prefix, count, &r.extents_per_obj);
 	if (!ret)
@@ -587,6 +610,8 @@ static void usage(FILE *f)
 		"  --dev-size SIZE        size of the temporary device (default 4g)\n"
 		"  --store-size SIZE      --mkfs: use only the first SIZE bytes of --dev\n"
 		"  --count N              operations per workload (default 1000)\n"
+		"  --seconds S            create: go on past --count until S seconds have\n"
+		"                         passed (report the objects created)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
 		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
@@ -690,6 +715,7 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, 0, 'r' },
 		{ "store-size", required_argument, 0, 'S' },
 		{ "deferred-new-max", required_argument, 0, 'D' },
+		{ "seconds", required_argument, 0, 'E' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -779,6 +805,17 @@ int main(int argc, char **argv)
 		case 'D':
 			c.deferred_new_max = (int)parse_size(optarg);
 			break;
+		case 'E': {
+			char *end;
+
+			c.seconds = strtoull(optarg, &end, 10);
+			if (*end || !c.seconds) {
+				fprintf(stderr, "rawstore-bench: --seconds takes a whole number "
+					"of seconds > 0, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -792,9 +829,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(c.backend, "files")) {
-		if (!c.dev || c.space_policy) {
+		if (!c.dev || c.space_policy || c.seconds) {
 			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR "
-				"--meta DIR and takes no --space-policy\n");
+				"--meta DIR and takes no --space-policy or --seconds\n");
 			return 2;
 		}
 		return files_run(&c, argv + optind, argc - optind) ? 1 : 0;
