@@ -512,8 +512,8 @@ def powercut_section(recs, P, missing):
       "torn multi-sector writes (torn) are replayed, then the store must hold every "
       "acknowledged transaction byte for byte and pass a deep fsck." % r.get("mode"))
     P("")
-    P("| cut points | variants checked | transactions checked | bytes verified "
-      "| failures | seconds |")
+    P("| cut points | variants checked | acknowledged transactions verified, summed over "
+      "the variants | bytes verified | failures | seconds |")
     P("|---|---|---|---|---|---|")
     P("| %d | %d | %d | %d | **%d** | %d |" % (
         r.get("cut_points", 0), r.get("variants", 0), r.get("txns_checked", 0),
