@@ -89,7 +89,7 @@ void report(const struct cfg *c, struct result *r)
 		if (r->extents_per_obj > 0)
 			printf("\"extents_per_obj\": %.2f, ", r->extents_per_obj);
 		if (c->fio_mbs > 0)
-			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.4f, ", c->fio_mbs,
+			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.6f, ", c->fio_mbs,
 			       mbs / c->fio_mbs);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
