@@ -408,12 +408,15 @@ fio_all() { # REP
 	fio_one "$r" randwrite4k-qd16 --rw=randwrite --bs=4k --iodepth=16
 	fio_one "$r" seq1m-qd1 --rw=write --bs=1m --iodepth=1
 	fio_one "$r" seq1m-qd16 --rw=write --bs=1m --iodepth=16
-	# after the writes above: it reads written blocks, not holes
-	say "fio (rep $r): 4 KiB random reads QD16"
-	fio_one "$r" randread4k-qd16 --rw=randread --bs=4k --iodepth=16
+	# after the writes above: it reads written blocks, not holes; over
+	# the working set of rawstore's reads (its --objects 4 MiB objects),
+	# not the whole 1 GiB, so that both read from the same span of a disk
+	rd_ws=$((objects * 4))M
+	say "fio (rep $r): 4 KiB random reads QD16 over $rd_ws"
+	fio_one "$r" randread4k-qd16 --rw=randread --bs=4k --iodepth=16 --size=$rd_ws
 	# the same reads in rawstore's shape: 16 threads, one read each at a time
 	fio_one "$r" randread4k-16x1 --rw=randread --bs=4k --iodepth=1 --numjobs=16 \
-		--group_reporting
+		--group_reporting --size=$rd_ws
 }
 
 for r in $(seq 1 $reps); do

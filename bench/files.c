@@ -353,16 +353,44 @@ static int files_workload(struct files *f, const char *w)
 	return ret;
 }
 
+/* mkdir -p @path: 0 or -errno (-ENOTDIR when a part is not a directory). */
+static int mkdir_p(const char *path)
+{
+	char buf[sizeof(((struct files *)0)->dir)];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		struct stat sb;
+
+		if (buf[i] != '/' && buf[i])
+			continue;
+		buf[i] = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		if (stat(buf, &sb))
+			return -errno;
+		if (!S_ISDIR(sb.st_mode))
+			return -ENOTDIR;
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
 int files_run(const struct cfg *c, char **workloads, int n)
 {
 	struct files f = { .c = c };
 	char *err = NULL;
 	int i, ret = 0;
 
+	/* DIR and its parents are made when missing, as mkfs makes --meta */
 	snprintf(f.dir, sizeof(f.dir), "%s/objects", c->dev);
-	if (mkdir(f.dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "files: mkdir %s: %s\n", f.dir, strerror(errno));
-		return -errno;
+	ret = mkdir_p(f.dir);
+	if (ret) {
+		fprintf(stderr, "files: mkdir %s: %s\n", f.dir, strerror(-ret));
+		return ret;
 	}
 	f.opts = rocksdb_options_create();
 	rocksdb_options_set_create_if_missing(f.opts, 1);

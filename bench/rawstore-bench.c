@@ -22,132 +22,6 @@
 #include "bench.h"
 #include "util.h"
 
-uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
-uint64_t pct(const uint64_t *v, uint64_t n, double p)
-{
-	uint64_t i = (uint64_t)(p * (double)(n - 1) + 0.5);
-
-	return n ? v[i] : 0;
-}
-
-void sort_u64(uint64_t *v, uint64_t n)
-{
-	qsort(v, n, sizeof(uint64_t), cmp_u64);
-}
-
-uint64_t cpu_ns(void)
-{
-	struct rusage u;
-
-	getrusage(RUSAGE_SELF, &u);
-	return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000ULL +
-	       ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000ULL;
-}
-
-/* The latency CDF is reported at these percentiles (bench/report.py knows them). */
-static const double cdf_pct[] = { 0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100 };
-#define CDF_POINTS (sizeof(cdf_pct) / sizeof(cdf_pct[0]))
-
-void print_cdf(const char *name, const uint64_t *v, uint64_t n)
-{
-	int k;
-
-	printf(", \"%s\": [", name);
-	for (k = 0; k < (int)CDF_POINTS; k++)
-		printf("%s%.1f", k ? ", " : "", (double)pct(v, n, cdf_pct[k] / 100) / 1e3);
-	printf("]");
-}
-
-void json_head(const struct cfg *c)
-{
-	printf("{%s%s", c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "");
-	if (c->phase)
-		printf("\"phase\": \"%s\", ", c->phase);
-}
-
-void report(const struct cfg *c, struct result *r)
-{
-	double secs = (double)r->ns / 1e9, mbs = (double)r->bytes / secs / 1e6;
-	double fl = r->txns ? (double)r->flushes / (double)r->txns : 0;
-	double sy = r->txns ? (double)r->syncs / (double)r->txns : 0;
-	double cpu = r->ops ? (double)r->cpu_ns / (double)r->ops / 1e3 : 0;
-	uint64_t p50, p99, p999;
-	int k;
-
-	qsort(r->lat, r->ops, sizeof(uint64_t), cmp_u64);
-	p50 = pct(r->lat, r->ops, 0.50);
-	p99 = pct(r->lat, r->ops, 0.99);
-	p999 = pct(r->lat, r->ops, 0.999);
-	if (c->json) {
-		json_head(c);
-		if (r->extents_per_obj > 0)
-			printf("\"extents_per_obj\": %.2f, ", r->extents_per_obj);
-		if (c->fio_mbs > 0)
-			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.4f, ", c->fio_mbs,
-			       mbs / c->fio_mbs);
-		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
-		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
-		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
-		       ", \"mb_per_sec\": %.2f"
-		       ", \"p50_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": %.1f"
-		       ", \"txns\": %" PRIu64 ", \"flushes_per_txn\": %.3f"
-		       ", \"db_syncs_per_txn\": %.3f, \"cpu_us_per_op\": %.1f, \"nocopy\": %s"
-		       ", \"cdf_us\": [",
-		       c->backend, r->name,
-		       r->size, r->ops, r->qd, secs, (double)r->ops / secs,
-		       mbs, (double)p50 / 1e3, (double)p99 / 1e3,
-		       (double)p999 / 1e3, r->txns, fl, sy, cpu,
-		       r->nocopy ? "true" : "false");
-		for (k = 0; k < (int)CDF_POINTS; k++)
-			printf("%s%.1f", k ? ", " : "",
-			       (double)pct(r->lat, r->ops, cdf_pct[k] / 100) / 1e3);
-		printf("]}\n");
-		fflush(stdout);
-		return;
-	}
-	printf("%-10s %8" PRIu64 " B  %7" PRIu64 " ops  qd %-3u %10.1f ops/s %9.2f MB/s  "
-	       "p50 %8.1f us  p99 %8.1f us  p999 %8.1f us  cpu %6.1f us/op", r->name, r->size,
-	       r->ops, r->qd, (double)r->ops / secs, mbs,
-	       (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3, cpu);
-	if (r->txns)
-		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
-	if (r->extents_per_obj > 0)
-		printf("  extents/obj %.2f", r->extents_per_obj);
-	if (c->fio_mbs > 0)
-		printf("  %.2fx fio", mbs / c->fio_mbs);
-	if (c->phase)
-		printf("  [%s]", c->phase);
-	putchar('\n');
-	fflush(stdout);
-}
-
-void report_missing(const struct cfg *c, const char *workload, uint64_t size, const char *why)
-{
-	if (c->json) {
-		json_head(c);
-		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
-		       ", \"size\": %" PRIu64 ", \"qd\": %u, \"status\": \"missing\""
-		       ", \"why\": \"%s\"}\n", c->backend, workload, size, c->qd, why);
-	}
-	else
-		printf("%-10s %8" PRIu64 " B  not measured: %s\n", workload, size, why);
-	fflush(stdout);
-}
-
 static void perf_delta(struct result *r, const struct rawstore_perf *p0,
 		       const struct rawstore_perf *p1)
 {
@@ -163,7 +37,8 @@ struct inflight {
 	pthread_cond_t cond;
 	unsigned int n;
 	int err;
-	uint64_t *lat;
+	uint64_t *lat;		/* cap entries; grown under @lock */
+	uint64_t cap;
 };
 
 struct slot {
@@ -192,11 +67,16 @@ static void done_cb(struct rawstore_txn *t, int result, void *arg)
 
 typedef int (*fill_fn)(struct rawstore_txn *t, uint64_t i, void *arg);
 
-/* Run @count transactions built by @fill with c->qd in flight. */
+/*
+ * Run @count transactions built by @fill with c->qd in flight; with
+ * r->min_ns, go on until that long has passed too (r->lat, of @count
+ * entries, grows).  r->ops is the number submitted.
+ */
 static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fill_fn fill,
 		    void *arg, struct result *r)
 {
-	struct inflight in = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, r->lat };
+	struct inflight in = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, r->lat,
+			       count };
 	struct slot *slots = calloc(c->qd, sizeof(*slots));
 	struct rawstore_perf p0, p1;
 	uint64_t i, t0, c0;
@@ -214,14 +94,26 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
 	t0 = rs_now_ns();
-	for (i = 0; i < count && !ret; i++) {
+	for (i = 0; !ret; i++) {
 		struct slot *s = &slots[i % c->qd];
 
+		if (i >= count && (!r->min_ns || rs_now_ns() - t0 >= r->min_ns))
+			break;
 		pthread_mutex_lock(&in.lock);
 		/* completions come in order: wait for this slot's previous one */
 		while (s->busy)
 			pthread_cond_wait(&in.cond, &in.lock);
 		ret = in.err;
+		if (!ret && i >= in.cap) {
+			uint64_t *lat = realloc(in.lat, 2 * in.cap * sizeof(*lat));
+
+			if (lat) {
+				in.lat = lat;
+				in.cap *= 2;
+			} else {
+				ret = -ENOMEM;
+			}
+		}
 		pthread_mutex_unlock(&in.lock);
 		if (ret)
 			break;
@@ -252,6 +144,8 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
 	r->qd = c->qd;
+	r->lat = in.lat;
+	r->ops = i;
 	rawstore_perf_get(st, &p1);
 	perf_delta(r, &p0, &p1);
 	for (k = 0; k < c->qd; k++)
@@ -267,11 +161,6 @@ struct wl {
 	const char *prefix;
 	bool nocopy;		/* @data is 4096-aligned, @size a multiple */
 };
-
-void obj_name(char *buf, size_t len, const char *prefix, uint64_t i)
-{
-	snprintf(buf, len, "%s%08" PRIu64, prefix, i);
-}
 
 static int fill_create(struct rawstore_txn *t, uint64_t i, void *arg)
 {
@@ -371,8 +260,11 @@ static int bench_create(struct rawstore *st, const struct cfg *c, uint64_t size,
 		return -ENOMEM;
 	memset(w.data, 0x5a, size);
 	ret = setup_coll(st, "bench");
+	r.min_ns = c->seconds * 1000000000ULL;
 	if (!ret)
 		ret = run_txns(st, c, count, fill_create, &w, &r);
+	count = r.ops;
+	r.bytes = size * count;
 	if (!ret && c->phase && size > c->inline_max)
 		ret = mean_extents(st, prefix, count, &r.extents_per_obj);
 	if (!ret)
@@ -674,7 +566,7 @@ static int bench_alloc(const struct cfg *c, double fullness)
 		free(p);
 	}
 	ns = rs_now_ns() - t0;
-	qsort(lat, ops, sizeof(uint64_t), cmp_u64);
+	sort_u64(lat, ops);
 	if (c->json)
 		printf("{\"workload\": \"alloc\", \"fullness\": %.2f, \"ops\": %" PRIu64
 		       ", \"ns_per_op\": %.1f, \"p99_ns\": %" PRIu64 ", \"free_extents\": %" PRIu64
@@ -708,7 +600,7 @@ static void usage(FILE *f)
 		"                  earlier ones \"fresh\"\n"
 		"  load:SECONDS    --threads clients (default 8) submit independent\n"
 		"                  transactions mixed with reads and removes, one thread\n"
-		"                  reclaims; sustained ops/s and latency percentiles"
+		"                  reclaims; sustained ops/s and latency percentiles\n"
 		"  core            create:4k create:64k create:1m create:4m overwrite:4k\n"
 		"                  read:4k read:64k alloc:50 alloc:90\n"
 		"options:\n"
@@ -718,6 +610,8 @@ static void usage(FILE *f)
 		"  --dev-size SIZE        size of the temporary device (default 4g)\n"
 		"  --store-size SIZE      --mkfs: use only the first SIZE bytes of --dev\n"
 		"  --count N              operations per workload (default 1000)\n"
+		"  --seconds S            create: go on past --count until S seconds have\n"
+		"                         passed (report the objects created)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
 		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
@@ -742,67 +636,6 @@ static void usage(FILE *f)
 		"  --thin-pool NAME       remove: report the dm-thin pool's used data blocks\n"
 		"                         before the creates, before and after reclaim\n"
 		"  --json                 one JSON object per result line\n");
-}
-
-uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
-
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	else if (*end == 'g' || *end == 'G')
-		v <<= 30;
-	return v;
-}
-
-int parse_workload(const char *w, char *name, size_t nlen, uint64_t *size, unsigned int *qd,
-		   uint64_t *count)
-{
-	const char *colon = strchr(w, ':'), *p;
-	char buf[64];
-	size_t len;
-
-	len = colon ? (size_t)(colon - w) : strlen(w);
-	if (!len || len >= nlen)
-		return -EINVAL;
-	memcpy(name, w, len);
-	name[len] = 0;
-	*size = 0;
-	if (!colon)
-		return 0;
-	p = strchr(colon + 1, ',');
-	len = p ? (size_t)(p - colon - 1) : strlen(colon + 1);
-	if (!len || len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, colon + 1, len);
-	buf[len] = 0;
-	*size = parse_size(buf);
-	while (p && *p == ',') {
-		char *end;
-
-		if (!strncmp(p, ",qd=", 4)) {
-			*qd = (unsigned int)strtoul(p + 4, &end, 0);
-			if (end == p + 4)
-				return -EINVAL;
-		} else if (!strncmp(p, ",n=", 3)) {
-			*count = strtoull(p + 3, &end, 0);
-			if (end == p + 3)
-				return -EINVAL;
-			if (*end == 'k' || *end == 'K')
-				*count *= 1000;
-			if (*end == 'k' || *end == 'K')
-				end++;
-		} else {
-			return -EINVAL;
-		}
-		p = end;
-	}
-	if (p && *p)
-		return -EINVAL;
-	return *qd && *count ? 0 : -EINVAL;
 }
 
 static int run_one(struct rawstore *st, const struct cfg *c0, const char *w)
@@ -882,6 +715,7 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, 0, 'r' },
 		{ "store-size", required_argument, 0, 'S' },
 		{ "deferred-new-max", required_argument, 0, 'D' },
+		{ "seconds", required_argument, 0, 'E' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -971,6 +805,17 @@ int main(int argc, char **argv)
 		case 'D':
 			c.deferred_new_max = (int)parse_size(optarg);
 			break;
+		case 'E': {
+			char *end;
+
+			c.seconds = strtoull(optarg, &end, 10);
+			if (*end || !c.seconds) {
+				fprintf(stderr, "rawstore-bench: --seconds takes a whole number "
+					"of seconds > 0, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -984,9 +829,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(c.backend, "files")) {
-		if (!c.dev || c.space_policy) {
+		if (!c.dev || c.space_policy || c.seconds) {
 			fprintf(stderr, "rawstore-bench: --backend files needs --dev DIR "
-				"--meta DIR and takes no --space-policy\n");
+				"--meta DIR and takes no --space-policy or --seconds\n");
 			return 2;
 		}
 		return files_run(&c, argv + optind, argc - optind) ? 1 : 0;

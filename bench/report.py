@@ -19,6 +19,10 @@ import statistics
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True	# no bench/__pycache__ from importing peer.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer as peerlib  # noqa: E402  (bench/peer.py: the peer's cells and verdicts)
+
 KiB, MiB = 1024, 1024 * 1024
 # percentiles of the cdf_us arrays that alloclat and rawstore-bench print
 CDF_PCT = [0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100]
@@ -508,8 +512,8 @@ def powercut_section(recs, P, missing):
       "torn multi-sector writes (torn) are replayed, then the store must hold every "
       "acknowledged transaction byte for byte and pass a deep fsck." % r.get("mode"))
     P("")
-    P("| cut points | variants checked | transactions checked | bytes verified "
-      "| failures | seconds |")
+    P("| cut points | variants checked | acknowledged transactions verified, summed over "
+      "the variants | bytes verified | failures | seconds |")
     P("|---|---|---|---|---|---|")
     P("| %d | %d | %d | %d | **%d** | %d |" % (
         r.get("cut_points", 0), r.get("variants", 0), r.get("txns_checked", 0),
@@ -518,6 +522,182 @@ def powercut_section(recs, P, missing):
     if r.get("failures"):
         P("**Failures: the cut points, variants and seeds are in raw/guest.log.**")
         P("")
+
+
+PROFILE_NAME = {"ssd": "SSD profile (devices non-rotational)",
+                "hdd": "HDD profile (devices rotational)"}
+SHAPE_NAME = {"4k": "4 KiB", "64k": "64 KiB", "4m": "4 MiB"}
+
+
+def shape_order(shape):
+    return list(SHAPE_NAME).index(shape) if shape in SHAPE_NAME else len(SHAPE_NAME)
+
+
+def fmt_stat(st, digits=0):
+    """A median, with its spread when there are repetitions."""
+    if not st:
+        return "-"
+    if st["n"] < 2:
+        return fmt(st["median"], digits)
+    return "%s (±%.0f%%)" % (fmt(st["median"], digits), 100 * st["spread"])
+
+
+def fmt_ratio_range(st):
+    if not st:
+        return "-"
+    if st["n"] < 2:
+        return fmt_ratio(st["median"])
+    return "%s (%.2f–%.2f×)" % (fmt_ratio(st["median"]), st["min"], st["max"])
+
+
+def peer_section(peer, P, missing):
+    """Section 4: creates per shape, depth and device profile, both stores,
+    medians and spread, the memstore OSD beside them; the fio comparisons.
+    Returns the create cells (bench/peer.py)."""
+    P("## 4. BlueStore (peer)")
+    P("")
+    if not peer:
+        P("Not run in this report: the BlueStore comparison runs on the host with "
+          "`bench/run --peer bluestore` (it installs Ceph).")
+        P("")
+        missing.append(("BlueStore comparison (all shapes)",
+                        "not run: needs `bench/run --peer bluestore`"))
+        return {}
+    cells = peerlib.cells(peer)
+    env = [p for p in peer if p.get("kind") == "peer_env"]
+    stores = [c for k, c in cells.items() if k[0] != "memstore"]
+    reps = max([c[s]["n"] for c in stores for s in ("bluestore", "rawstore") if s in c] or [0])
+    secs = min([c[s + "_seconds"] for c in stores for s in ("bluestore", "rawstore")
+                if s + "_seconds" in c] or [0])
+    P("On the host (kernel `%s`, no emulation), by `bench/peer-bluestore` (the method: "
+      "`docs/benchmark.md`). **Creates of new objects**, one object per write: "
+      "BlueStore through `rados bench SECONDS write -b SIZE -t QD` against one OSD and a "
+      "pool of size 1 (what Ceph users run); rawstore through `rawstore-bench "
+      "create:SIZE,qd=QD --seconds SECONDS`, each create its own durable transaction "
+      "written by `rawstore_txn_write`, at least as many objects as BlueStore made in the "
+      "same repetition. Every cell was timed for at least %.1f s; %d repetition(s); "
+      "figures are medians ± the spread ((max - min) / median); the ratio is rawstore / "
+      "BlueStore per repetition: its median and its range. 4 MiB cells are in MB/s, the "
+      "others in objects/s." % (os.uname().release, secs, reps))
+    P("")
+    P("Where each store keeps what (every device is a `--direct-io=on` loop device over "
+      "a sparse file on the same host file system):")
+    P("")
+    P("| store | object data | metadata (RocksDB) | what the store saw |")
+    P("|---|---|---|---|")
+    for e in env:
+        if e.get("store") == "bluestore":
+            P("| BlueStore (%s) | its loop device | BlueFS on the same loop device (single "
+              "shared device: %s) | %s profile: OSD rotational %s, bdev rotational %s, "
+              "min_alloc_size %s |" % (
+                  str(e.get("ceph_version", "?")).split(" (")[0],
+                  e.get("bluefs_single_shared_device", "?"), e["profile"],
+                  e.get("rotational", "?"), e.get("bluestore_bdev_rotational", "?"),
+                  e.get("bluestore_min_alloc_size", "?")))
+    for e in env:
+        if e.get("store") == "rawstore":
+            P("| rawstore | its loop device | ext4 on a twin loop device of the same "
+              "profile | %s profile: rotational %s, deferred_new_max %s, deferred_max %s, "
+              "crc32c %s |" % (e["profile"], e.get("rotational", "?"),
+                               e.get("deferred_new_max", "?"), e.get("deferred_max", "?"),
+                               e.get("crc32c", "?")))
+    for e in env:
+        if e.get("store") == "memstore":
+            P("| memstore OSD | RAM | RAM | no device: the messenger, PG and op queue "
+              "alone (OSD rotational %s: its op-queue settings) |" % e.get("rotational", "?"))
+    P("")
+    for prof in sorted({k[0] for k in cells if k[0] != "memstore"}):
+        P("### %s" % PROFILE_NAME.get(prof, prof))
+        P("")
+        P("| shape | QD | BlueStore | rawstore | rawstore / BlueStore | memstore OSD | "
+          "objects (BlueStore, rawstore) | verdict |")
+        P("|---|---|---|---|---|---|---|---|")
+        for k in sorted((k for k in cells if k[0] == prof),
+                        key=lambda k: (shape_order(k[1]), k[2])):
+            c = cells[k]
+            mem = cells.get(("memstore", k[1], k[2]), {}).get("memstore")
+            dig = 0 if c["field"] == "ops_per_sec" else 1
+            v = peerlib.verdict(c)
+            P("| %s %s | %d | %s | %s | %s | %s | %s, %s | %s |" % (
+                SHAPE_NAME.get(k[1], k[1]),
+                "MB/s" if c["field"] == "mb_per_sec" else "objects/s", k[2],
+                fmt_stat(c.get("bluestore"), dig), fmt_stat(c.get("rawstore"), dig),
+                fmt_ratio_range(c.get("ratio")), fmt_stat(mem, dig),
+                fmt(c.get("bluestore_count"), 0), fmt(c.get("rawstore_count"), 0),
+                "-" if v is None else "%s (≥ %.1f×)" % ("met" if v else "not met",
+                                                        c["target"])))
+        P("")
+    P("A verdict is *met* only when the median ratio clears the target and so does the "
+      "lowest repetition's (the spread does not cross the threshold). The memstore column "
+      "is the same `rados bench` against an OSD whose store keeps everything in RAM: the "
+      "ceiling that the messenger, the placement group and the op queue leave BlueStore at "
+      "that shape and depth. rawstore pays none of that cost; it is stated here, not "
+      "subtracted. memstore cells stop at 2 GiB of objects (RAM) and may be shorter "
+      "than the others.")
+    P("")
+    other = {(p["system"], p["shape"], str(p.get("in_flight", 0)), p.get("nocopy")): p
+             for p in peer if p.get("kind") == "peer"}
+    if other:
+        P("Against fio on the host (single runs; rawstore on one loop device with its "
+          "RocksDB on ext4 on a twin, fio on a third): 1 MiB creates, each a durable "
+          "transaction from the caller's buffer, against fio's sequential writes of as "
+          "many bytes into freshly discarded space (`1m-fdatasync`: fio with a flush after "
+          "every write, for reference); 4 KiB random reads from 16 threads over 64 objects "
+          "of 4 MiB against fio's random reads over the same 256 MiB.")
+        P("")
+        P("| system | shape | objects | in flight | objects/s | MB/s |")
+        P("|---|---|---|---|---|---|")
+        for (sysname, shape, inf, _), p in sorted(other.items(),
+                                                  key=lambda x: (x[0][1], x[0][0], x[0][2])):
+            P("| %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"), inf,
+                                                  fmt(p["ops_per_sec"]),
+                                                  fmt(p["mb_per_sec"], 2)))
+        P("")
+    if any(p.get("kind") == "peer_summary" for p in peer):
+        P("| comparison | rawstore | fio | rawstore / fio |")
+        P("|---|---|---|---|")
+        for p in peer:
+            if p.get("kind") == "peer_summary":
+                P("| %s | %s | %s | %s |" % (p["shape"], fmt(p.get("rawstore")),
+                                             fmt(p.get("fio")),
+                                             fmt_ratio(ratio(p.get("rawstore"), p.get("fio")))))
+        P("")
+    return cells
+
+
+def peer_targets(peer, cells):
+    """One target row per create cell that has a target (every shape, depth
+    and profile: no best-of), then the fio comparisons."""
+    if not peer:
+        return [(None, "Against BlueStore: ≥ 1.2× objects/s for 4 KiB and 64 KiB creates, "
+                 "≥ 1.0× bandwidth for 4 MiB, at every depth and profile",
+                 "not measured: `--peer bluestore` not run")]
+    out = []
+    for k in sorted((k for k in cells if k[0] != "memstore" and
+                     cells[k].get("target") is not None),
+                    key=lambda k: (k[0] != "ssd", shape_order(k[1]), k[2])):
+        c = cells[k]
+        unit = "MB/s" if c["field"] == "mb_per_sec" else "objects/s"
+        r = c.get("ratio")
+        mem = cells.get(("memstore", k[1], k[2]), {}).get("memstore")
+        detail = "not measured" if not r else "%s, %s (BlueStore %s, rawstore %s %s%s)" % (
+            fmt_ratio(r["median"]),
+            "%d repetitions %.2f–%.2f×" % (r["n"], r["min"], r["max"]) if r["n"] > 1
+            else "1 repetition",
+            fmt(c["bluestore"]["median"], 0), fmt(c["rawstore"]["median"], 0), unit,
+            "; memstore OSD %s" % fmt(mem["median"], 0) if mem else "")
+        out.append((peerlib.verdict(c), "Against BlueStore (host, %s profile), %s creates "
+                    "at QD%d, %s: ≥ %.1f×" % (k[0].upper(), SHAPE_NAME.get(k[1], k[1]), k[2],
+                                              unit, c["target"]), detail))
+    for p in peer:
+        if p.get("kind") == "peer_summary" and p.get("target"):
+            vs = p.get("versus", "bluestore")
+            rr = ratio(p.get("rawstore"), p.get(vs))
+            out.append((rr is not None and rr >= p["target"],
+                        "%s (host), %s: ≥ %.1f×" % (
+                            "Against fio" if vs == "fio" else "Against BlueStore",
+                            p["shape"], p["target"]), fmt_ratio(rr)))
+    return out
 
 
 def main():
@@ -1035,71 +1215,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     load_rows = load_section(recs, P, missing, plots)
 
     # ---- peer ---------------------------------------------------------------------
-    P("## 4. BlueStore (peer)")
-    P("")
-    if peer:
-        counts = {(p["system"], p["shape"], p.get("in_flight", 0), p.get("nocopy")): p
-                  for p in peer if p.get("kind") == "peer"}
-        P("On the host (kernel `%s`, no emulation), in one run of `bench/peer-bluestore`: "
-          "Ceph's BlueStore (one monitor and one OSD, loopback only, auth none) on a "
-          "`--direct-io=on` loop device, measured by `ceph tell osd.0 bench TOTAL SIZE SIZE "
-          "COUNT` (COUNT new objects, each written by its own transaction, all queued at "
-          "once and waited for; the OSD runs the shapes in this order on one device); "
-          "rawstore-bench creates of the same shapes and counts in the same order on "
-          "one store per depth and data mode (each shape's objects removed before the "
-          "next), each its own durable transaction, 16 and 256 in flight, from the "
-          "caller's buffer as the OSD bench writes every object from one page-aligned "
-          "buffer (the summary takes the better depth of these `nocopy` runs, and names "
-          "it; the `copied` rows are for reference), on a twin loop device over the "
-          "same file system; fio sequential writes of the shape, QD16, as many bytes, "
-          "on a third; and 1 MiB creates against fio's 1 MiB sequential writes at QD1 "
-          "and QD16, the same bytes (rawstore on the twin, fio on the third). fio "
-          "writes into freshly discarded space, as rawstore does after its mkfs: on a "
-          "loop device over a sparse file a write into a hole costs the backing file "
-          "system more than an overwrite. *data*: `copied` is `rawstore_txn_write` "
-          "(one copy into an aligned buffer), `nocopy` is `rawstore_txn_write_nocopy` "
-          "(from the caller's buffer, as fio writes)." %
-          os.uname().release)
-        P("")
-        P("| system | shape | objects | in flight | data | objects/s | MB/s |")
-        P("|---|---|---|---|---|---|---|")
-        for (sysname, shape, _, _), p in sorted(counts.items(),
-                                                key=lambda x: (x[0][1], x[0][0], str(x[0][2]),
-                                                               str(x[0][3]))):
-            data = "-" if "nocopy" not in p else "nocopy" if p["nocopy"] else "copied"
-            P("| %s | %s | %s | %s | %s | %s | %s |" % (sysname, shape, p.get("count", "-"),
-                                                        p.get("in_flight", "-"), data,
-                                                        fmt(p["ops_per_sec"]),
-                                                        fmt(p["mb_per_sec"], 2)))
-        P("")
-        P("| shape | BlueStore | rawstore (best) | rawstore in flight | fio | "
-          "rawstore / BlueStore | rawstore / fio |")
-        P("|---|---|---|---|---|---|---|")
-        for p in peer:
-            if p.get("kind") == "peer_summary":
-                P("| %s | %s | %s | %s | %s | %s | %s |" % (
-                    p["shape"], fmt(p.get("bluestore")), fmt(p.get("rawstore")),
-                    p.get("rawstore_in_flight", 16), fmt(p.get("fio")),
-                    fmt_ratio(ratio(p.get("rawstore"), p.get("bluestore"))),
-                    fmt_ratio(ratio(p.get("rawstore"), p.get("fio")))
-                    if p.get("versus") == "fio" else "-"))
-        P("")
-        P("The 1 MiB rows compare rawstore with fio only (the host side of the "
-          "\"1 MiB creates ≥ 0.9× fio\" target): each 1 MiB create is a durable "
-          "transaction (data, device flush, synced RocksDB batch), fio's writes are "
-          "not flushed. The `1m-fdatasync` fio row (QD1, `--fdatasync=1`: each write "
-          "followed by its flush) is the durable write alone, for reference. The "
-          "read rows: rawstore reads from 16 threads, one read each at a time; the "
-          "target compares them with fio keeping 16 reads in flight from one thread, "
-          "the reference row with fio in rawstore's shape (16 threads, QD1 each), "
-          "which shows what the threads themselves cost on this machine.")
-        P("")
-    else:
-        P("Not run in this report: the BlueStore comparison runs on the host with "
-          "`bench/run --peer bluestore` (it installs Ceph).")
-        P("")
-        missing.append(("BlueStore comparison (all shapes)",
-                        "not run: needs `bench/run --peer bluestore`"))
+    pcells = peer_section(peer, P, missing)
 
     powercut_section(recs, P, missing)
 
@@ -1140,19 +1256,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
                         "`blockdev` beats `%s` on every small-object workload" % other,
                         "wins %d of %d cells%s" % (won, won + len(lost),
                                                    "; loses " + ", ".join(lost) if lost else "")))
-    if peer:
-        for p in peer:
-            if p.get("kind") == "peer_summary" and p.get("target"):
-                vs = p.get("versus", "bluestore")
-                rr = ratio(p.get("rawstore"), p.get(vs))
-                targets.append((rr is not None and rr >= p["target"],
-                                "%s (host), %s: ≥ %.1f×" % (
-                                    "Against fio" if vs == "fio" else "Against BlueStore",
-                                    p["shape"], p["target"]),
-                                fmt_ratio(rr)))
-    else:
-        targets.append((None, "Against BlueStore: ≥ 1.2× objects/s for 4 KiB and 64 KiB, "
-                        "≥ 1.0× bandwidth for 4 MiB", "not measured: `--peer bluestore` not run"))
+    targets += peer_targets(peer, pcells)
     # blockdev against fio: (fio job, cell, field, target, what, unit, digits);
     # 1 MiB creates from the caller's buffer where measured (fio does not copy)
     for job, key, f, want, what, unit, dig in [

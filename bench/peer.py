@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# bench/peer.py: the BlueStore peer's parsers and its verdicts, shared by
+# bench/peer-bluestore (which runs the programs) and bench/report.py (which
+# states the targets), and pinned by tests/harness/bench-peer.sh.
+#
+#   peer.py rados FILE      `rados bench ... write` text output -> one JSON
+#                           object: count, seconds, ops_per_sec, mb_per_sec
+#   peer.py rawstore FILE   rawstore-bench --json output -> one JSON object per
+#                           create cell: size, qd, count, seconds, ops_per_sec,
+#                           mb_per_sec
+#
+# cells(lines) groups the "peer_create" lines by (profile, shape, qd) and
+# gives, per cell, each system's median and spread over the repetitions and
+# the ratio rawstore / BlueStore per repetition; verdict() says whether a
+# target is met: the median ratio clears it AND the lowest repetition's
+# ratio clears it too (the spread does not cross the threshold).
+import json
+import re
+import sys
+
+MB = 1e6
+
+
+def rados(text):
+    """Parse the summary of `rados bench SECONDS write`: the objects it
+    wrote and the time it took. MB/s are computed here (rados prints MiB/s
+    as "MB/sec")."""
+    want = {"Total time run": "seconds", "Total writes made": "count",
+            "Write size": "write_size", "Object size": "object_size"}
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*([0-9.eE+-]+)\s*$", line)
+        if m and m.group(1) in want:
+            got[want[m.group(1)]] = float(m.group(2))
+    missing = [k for k in want.values() if k not in got]
+    if missing:
+        raise ValueError("rados bench output lacks %s" % ", ".join(missing))
+    if got["object_size"] != got["write_size"]:
+        raise ValueError("rados bench wrote %d-byte pieces of %d-byte objects, not one "
+                         "object per write" % (got["write_size"], got["object_size"]))
+    if got["seconds"] <= 0 or got["count"] <= 0:
+        raise ValueError("rados bench made %d writes in %.3f s" % (got["count"],
+                                                                   got["seconds"]))
+    n, s, size = int(got["count"]), got["seconds"], int(got["write_size"])
+    return {"count": n, "seconds": s, "size": size, "ops_per_sec": n / s,
+            "mb_per_sec": n * size / s / MB}
+
+
+def rawstore(text):
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        j = json.loads(line)
+        if j.get("kind") != "object" or j.get("workload") != "create":
+            continue
+        if j.get("status") == "missing":
+            raise ValueError("rawstore-bench: create:%s not measured: %s" % (
+                j.get("size"), j.get("why")))
+        out.append({"size": j["size"], "qd": j["qd"], "count": j["ops"],
+                    "seconds": j["seconds"], "ops_per_sec": j["ops_per_sec"],
+                    "mb_per_sec": j["mb_per_sec"]})
+    return out
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2) if n else None
+
+
+def stats(v):
+    """median, min, max and spread ((max - min) / median) of @v."""
+    m = median(v)
+    return {"median": m, "min": min(v), "max": max(v), "n": len(v),
+            "spread": (max(v) - min(v)) / m if m else 0}
+
+
+# The shapes, their figure of merit and the target on rawstore / BlueStore.
+SHAPES = {"4k": ("ops_per_sec", 1.2), "64k": ("ops_per_sec", 1.2),
+          "4m": ("mb_per_sec", 1.0)}
+
+
+def cells(lines):
+    """{(profile, shape, qd): cell} from the "peer_create" lines."""
+    by = {}
+    for p in lines:
+        if p.get("kind") != "peer_create":
+            continue
+        k = (p["profile"], p["shape"], int(p["qd"]))
+        by.setdefault(k, {}).setdefault(p["system"], {})[p["rep"]] = p
+    out = {}
+    for k, sysd in by.items():
+        field, target = SHAPES.get(k[1], ("ops_per_sec", None))
+        c = {"field": field, "target": target}
+        for s, reps in sysd.items():
+            c[s] = stats([r[field] for r in reps.values()])
+            c[s + "_seconds"] = min(r["seconds"] for r in reps.values())
+            c[s + "_count"] = median([r["count"] for r in reps.values()])
+        bs, rs = sysd.get("bluestore", {}), sysd.get("rawstore", {})
+        pairs = [rs[r][field] / bs[r][field] for r in sorted(bs) if r in rs and
+                 bs[r][field] > 0]
+        if pairs:
+            c["ratio"] = stats(pairs)
+        out[k] = c
+    return out
+
+
+def verdict(c):
+    """True (met), False (not met) or None (not measured): the median
+    ratio and the lowest repetition's ratio both clear the target."""
+    r = c.get("ratio")
+    if not r or c.get("target") is None:
+        return None
+    return r["median"] >= c["target"] and r["min"] >= c["target"]
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] not in ("rados", "rawstore"):
+        print("usage: peer.py rados|rawstore FILE", file=sys.stderr)
+        return 2
+    with open(argv[2]) as f:
+        text = f.read()
+    try:
+        if argv[1] == "rados":
+            print(json.dumps(rados(text)))
+        else:
+            for c in rawstore(text):
+                print(json.dumps(c))
+    except (ValueError, KeyError) as e:
+        print("peer.py: %s: %s" % (argv[2], e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
