@@ -671,231 +671,299 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 	return ret;
 }
 
-static void commit_group(struct rawstore *st, struct pipe_group *pg)
-{
-	struct rs_pipe *p = st->pipe;
-	struct rawstore_txn **ts = pg->ts;
-	struct rs_txn_ctx g = { 0 };
-	size_t n_done = 0;
-	unsigned int i, n = 0, ok = 0, pass = 0;
-	int ret = 0, err;
+/* A group on its way through the stages below (commit thread). */
+struct group_run {
+	struct pipe_group *pg;
+	struct rs_txn_ctx g;		/* the group's allocations, frees, counts */
+	unsigned int n;			/* transactions taken */
+	unsigned int ok;		/* applied without error in this pass */
+	unsigned int pass;		/* passes after write errors */
+	size_t n_done;			/* applied deferred records the batch deletes */
+};
 
-again:
+/* Apply transaction @i of the group into st->wb behind a save point; a
+ * failed one is rolled back and leaves nothing in the group. */
+static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
+{
+	struct rawstore_txn *t = r->pg->ts[i];
+	struct rs_txn_ctx c = { 0 };
+	size_t dq_mark = st->defq.n, na = r->g.allocs.n, nf = r->g.frees.n;
+	char *err = NULL;
+	int ret;
+
+	dev_wq_tag(st->dev, i);
+	t->errmsg[0] = 0;
+	if (rs_failed(st)) {
+		t->result = rs_failed(st);
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", st->failed_msg);
+		return;
+	}
+	rs_clear_err();
+	rocksdb_writebatch_wi_set_save_point(st->wb);
+	ret = txn_apply(st, t, &c);
+	if (!ret)
+		ret = append_vec(&r->g.allocs, &c.allocs);
+	if (!ret)
+		ret = append_vec(&r->g.frees, &c.frees);
+	if (ret) {
+		txn_fail(t, ret);
+		/* Its part of the batch is rolled back below. */
+		txn_forget(st);
+		/* What was copied into the group before the failure goes too. */
+		r->g.allocs.n = na;
+		r->g.frees.n = nf;
+		/* Its writes finish before its units can be allocated again. */
+		unalloc_after(st, &c.allocs);
+		deferred_truncate(st, dq_mark);
+		if (rs_fail_check(RS_FAIL_ROLLBACK))
+			err = strdup("injected failure");
+		else
+			rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
+		if (err) {
+			store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
+			free(err);
+		}
+		PERF_ADD(st, txns_failed, 1);
+	} else {
+		t->result = 0;
+		r->g.d_objects += c.d_objects;
+		r->g.d_colls += c.d_colls;
+		r->g.wrote_data |= c.wrote_data;
+		r->ok++;
+	}
+	pext_vec_free(&c.allocs);
+	pext_vec_free(&c.frees);
+}
+
+/* Stage 1: apply the group's transactions, taking in those that arrive
+ * meanwhile (first pass only); their data writes go out as they are
+ * applied. */
+static void group_apply(struct rawstore *st, struct group_run *r)
+{
+	struct rawstore_txn **ts = r->pg->ts;
+	unsigned int i;
+
 	rocksdb_writebatch_wi_clear(st->wb);
 	dev_wq_reset(st->dev);
 	space_stage_begin(st);
 	txn_forget(st);
 	for (i = 0;; i++) {
-		struct rs_txn_ctx c = { 0 };
-		size_t dq_mark = st->defq.n, na = g.allocs.n, nf = g.frees.n;
-		char *err = NULL;
-
 		/* Those that arrived while the group's writes were being queued
 		 * join it (their writes overlap the others'), and so do those
 		 * that arrive while the writes are in flight: the device gets
 		 * their writes at once instead of after this group's commit. */
-		if (i == n && !pass) {
-			n += take_queued(st, ts + n, st->opts.max_group - n);
-			while (i == n && n < st->opts.max_group && group_bytes(ts, n) < JOIN_MAX_BYTES &&
-			       !group_writes_done(st)) {
+		if (i == r->n && !r->pass) {
+			r->n += take_queued(st, ts + r->n, st->opts.max_group - r->n);
+			while (i == r->n && r->n < st->opts.max_group &&
+			       group_bytes(ts, r->n) < JOIN_MAX_BYTES && !group_writes_done(st)) {
 				pipe_reap_durable(st);
-				n += take_queued(st, ts + n, st->opts.max_group - n);
+				r->n += take_queued(st, ts + r->n, st->opts.max_group - r->n);
 			}
 		}
-		if (i == n)
+		if (i == r->n)
 			break;
 		/* Again after a write error: those whose writes failed stay
 		 * failed; those that failed while applied are applied again
 		 * (they may have failed on what a failed one wrote). */
-		if (ts[i]->write_failed)
-			continue;
-		dev_wq_tag(st->dev, i);
-		ts[i]->errmsg[0] = 0;
-		if (rs_failed(st)) {
-			ts[i]->result = rs_failed(st);
-			snprintf(ts[i]->errmsg, sizeof(ts[i]->errmsg), "%s", st->failed_msg);
-			continue;
-		}
-		rs_clear_err();
-		rocksdb_writebatch_wi_set_save_point(st->wb);
-		ret = txn_apply(st, ts[i], &c);
-		if (!ret)
-			ret = append_vec(&g.allocs, &c.allocs);
-		if (!ret)
-			ret = append_vec(&g.frees, &c.frees);
-		if (ret) {
-			txn_fail(ts[i], ret);
-			/* Its part of the batch is rolled back below. */
-			txn_forget(st);
-			/* What was copied into the group before the failure goes too. */
-			g.allocs.n = na;
-			g.frees.n = nf;
-			/* Its writes finish before its units can be allocated again. */
-			unalloc_after(st, &c.allocs);
-			deferred_truncate(st, dq_mark);
-			if (rs_fail_check(RS_FAIL_ROLLBACK))
-				err = strdup("injected failure");
-			else
-				rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
-			if (err) {
-				store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
-				free(err);
-			}
-			PERF_ADD(st, txns_failed, 1);
-		} else {
-			ts[i]->result = 0;
-			g.d_objects += c.d_objects;
-			g.d_colls += c.d_colls;
-			g.wrote_data |= c.wrote_data;
-			ok++;
-		}
-		pext_vec_free(&c.allocs);
-		pext_vec_free(&c.frees);
+		if (!ts[i]->write_failed)
+			apply_one(st, r, i);
 	}
-	if (!ok)
-		goto out_complete;
-	/* Every transaction's writes are in flight: wait for all of them. */
+}
+
+/*
+ * Stage 2: wait for every data write of the group.  0 when all landed (or
+ * only failed transactions' writes failed), -EAGAIN when the group must
+ * be applied again without the transactions whose writes failed, else
+ * the error (nothing of the group is committed).
+ */
+static int group_wait_writes(struct rawstore *st, struct group_run *r)
+{
+	int ret;
+
 	rs_crash_check(st, RS_CRASH_WRITES_IN_FLIGHT);
 	ret = dev_wq_wait(st->dev);
 	if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) &&
-	    !fail_write_errors(st, ts, n)) {
+	    !fail_write_errors(st, r->pg->ts, r->n)) {
 		/* Every failed write was a failed transaction's: the rest
 		 * of the group is intact. */
 		ret = 0;
-	} else if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) && pass < n) {
+	} else if (ret && !rs_failed(st) && dev_wq_errors_tagged(st->dev) && r->pass < r->n) {
 		/*
 		 * A transaction's data write failed.  Its metadata is in the
 		 * batch under the later ones', so apply the group again
 		 * without it (the others' data is written again, elsewhere).
 		 * Every write is done (the queue is not broken).
 		 */
-		unalloc_settled(st, g.allocs.v, g.allocs.n);
+		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
 		deferred_truncate(st, 0);
-		pext_vec_free(&g.allocs);
-		pext_vec_free(&g.frees);
-		memset(&g, 0, sizeof(g));
-		ok = 0;
-		pass++;
-		goto again;
+		pext_vec_free(&r->g.allocs);
+		pext_vec_free(&r->g.frees);
+		memset(&r->g, 0, sizeof(r->g));
+		r->ok = 0;
+		r->pass++;
+		return -EAGAIN;
 	}
 	if (ret) {
 		/* The store stays usable: nothing of the group is committed. */
 		ret = rs_err(st, ret, "data write failed; commit group of %u transactions not "
-			     "committed", n);
-		unalloc_settled(st, g.allocs.v, g.allocs.n);
-		goto out_fail_ok;
+			     "committed", r->n);
+		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
+		return ret;
 	}
 	if (rs_failed(st)) {
 		/* The batch may hold part of a failed transaction: commit nothing. */
-		ret = rs_failed(st);
-		unalloc_settled(st, g.allocs.v, g.allocs.n);
-		goto out_fail_ok;
+		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
+		return rs_failed(st);
 	}
-	/*
-	 * Flush for new data, and now and then so deferred records can go
-	 * (those whose deletion is not in a batch in flight already).
-	 */
-	if (g.wrote_data || st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE) {
-		n_done = st->defq.done_n - p->done_del;
-		deferred_done_delete(st, p->done_del, st->defq.done_n);
-		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
-		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
-			drop_unflushed(st, &g.allocs);
-		ret = dev_flush(st->dev);
-		if (ret == 1) {
-			PERF_ADD(st, dev_flushes_skipped, 1);
-			ret = 0;
-		} else {
-			PERF_ADD(st, dev_flushes, 1);
-		}
-		if (ret) {
-			/* After a failed flush the device state is unknown: stop. */
-			rs_err(st, ret, "device flush failed; group not committed, store "
-			       "stopped");
-			unalloc_settled(st, g.allocs.v, g.allocs.n);
-			n_done = 0;
-			store_stop(st, ret);
-		}
+	return 0;
+}
+
+/*
+ * Stage 3: flush the device for new data, and now and then so deferred
+ * records can go (those whose deletion is not in a batch in flight
+ * already).  A failed flush stops the store.
+ */
+static int group_flush(struct rawstore *st, struct group_run *r)
+{
+	struct rs_pipe *p = st->pipe;
+	int ret;
+
+	if (!r->g.wrote_data && st->defq.done_n - p->done_del < RS_DEFERRED_RETIRE)
+		return 0;
+	r->n_done = st->defq.done_n - p->done_del;
+	deferred_done_delete(st, p->done_del, st->defq.done_n);
+	rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
+	if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
+		drop_unflushed(st, &r->g.allocs);
+	ret = dev_flush(st->dev);
+	if (ret == 1) {
+		PERF_ADD(st, dev_flushes_skipped, 1);
+		return 0;
 	}
+	PERF_ADD(st, dev_flushes, 1);
+	if (ret) {
+		/* After a failed flush the device state is unknown: stop. */
+		rs_err(st, ret, "device flush failed; group not committed, store stopped");
+		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
+		r->n_done = 0;
+		store_stop(st, ret);
+	}
+	return ret;
+}
+
+/* Stage 5: once the group's records are durable, its deferred writes go
+ * to the device; readers are not held up by the sync meanwhile. */
+static void group_deferred(struct rawstore *st, struct group_run *r)
+{
+	int err = 0;
+
+	if (pipe_wait(st, r->pg->seq)) {
+		rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
+		/* Committed either way: a failed write is replayed at open. */
+		err = deferred_write(st);
+		if (err)
+			store_stop(st, err);
+	}
+	pthread_rwlock_wrlock(&st->rwlock);
+	st->defq_visible = false;
+	if (!err && !rs_failed(st)) {
+		err = deferred_written(st);
+		if (err)
+			store_stop(st, err);
+	}
+	pthread_rwlock_unlock(&st->rwlock);
+}
+
+/*
+ * Stage 4: the group's data is on stable storage: write its batch (not
+ * synced; durable at any time from here on, and surely after the sync
+ * thread's next sync), then its deferred writes (stage 5).
+ */
+static int group_write_batch(struct rawstore *st, struct group_run *r)
+{
+	struct rs_pipe *p = st->pipe;
+	struct pipe_group *pg = r->pg;
+	bool deferred = st->defq.n > 0;
+	int ret;
+
+	rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
+	pthread_rwlock_wrlock(&st->rwlock);
+	ret = commit_locked(st, &r->g, &pg->hold);
+	/* Readers are out: the cache forgets the records the group
+	 * changed (all of them if the commit failed, too). */
+	ocache_drop_keys(st->ocache, &st->ocache_dirty);
 	if (!ret) {
-		bool deferred = st->defq.n > 0;
-
-		/* The group's data is on stable storage: its batch may be
-		 * written now, and be durable at any time from here on. */
-		rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
-		pthread_rwlock_wrlock(&st->rwlock);
-		ret = commit_locked(st, &g, &pg->hold);
-		/* Readers are out: the cache forgets the records the group
-		 * changed (all of them if the commit failed, too). */
-		ocache_drop_keys(st->ocache, &st->ocache_dirty);
-		if (!ret) {
-			st->n_objects += (uint64_t)g.d_objects;
-			st->n_colls += (uint64_t)g.d_colls;
-			space_snapshot(st);
-			pg->wrote = true;
-			pg->n_done = n_done;
-			p->done_del += n_done;
-			rs_crash_check(st, RS_CRASH_BEFORE_SYNC);
-			pthread_mutex_lock(&st->qlock);
-			pg->seq = ++p->written;
-			pthread_mutex_unlock(&st->qlock);
-			/* Readers see the new checksums now: until the data
-			 * is in place they read it from the queue. */
-			st->defq_visible = deferred;
-		} else {
-			/* In-memory and on-disk state may differ now: stop. */
-			rs_err(st, ret, "metadata commit failed; store stopped");
-			store_stop(st, ret);
-		}
-		pthread_rwlock_unlock(&st->rwlock);
-		/*
-		 * Deferred writes go to the device only once their records
-		 * are durable; readers are not held up by the sync.
-		 */
-		if (!ret && deferred) {
-			err = 0;
-			if (pipe_wait(st, pg->seq)) {
-				rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
-				/* Committed either way: a failed write is
-				 * replayed at open. */
-				err = deferred_write(st);
-				if (err)
-					store_stop(st, err);
-			}
-			pthread_rwlock_wrlock(&st->rwlock);
-			st->defq_visible = false;
-			if (!err && !rs_failed(st)) {
-				err = deferred_written(st);
-				if (err)
-					store_stop(st, err);
-			}
-			pthread_rwlock_unlock(&st->rwlock);
-		}
+		st->n_objects += (uint64_t)r->g.d_objects;
+		st->n_colls += (uint64_t)r->g.d_colls;
+		space_snapshot(st);
+		pg->wrote = true;
+		pg->n_done = r->n_done;
+		p->done_del += r->n_done;
+		rs_crash_check(st, RS_CRASH_BEFORE_SYNC);
+		pthread_mutex_lock(&st->qlock);
+		pg->seq = ++p->written;
+		pthread_mutex_unlock(&st->qlock);
+		/* Readers see the new checksums now: until the data
+		 * is in place they read it from the queue. */
+		st->defq_visible = deferred;
+	} else {
+		/* In-memory and on-disk state may differ now: stop. */
+		rs_err(st, ret, "metadata commit failed; store stopped");
+		store_stop(st, ret);
 	}
-out_fail_ok:
-	for (i = 0; i < n && ret; i++)
-		if (!ts[i]->result)
-			txn_fail(ts[i], ret);
+	pthread_rwlock_unlock(&st->rwlock);
+	if (!ret && deferred)
+		group_deferred(st, r);
+	return ret;
+}
 
-out_complete:
-	/* No transaction completes with its data still being written. */
+/* Stage 6: no transaction completes with its data still being written;
+ * the group completes after the groups before it (at once if none is in
+ * flight and it wrote nothing). */
+static void group_finish(struct rawstore *st, struct group_run *r)
+{
+	struct rs_pipe *p = st->pipe;
+	struct pipe_group *pg = r->pg;
+
 	dev_wq_wait(st->dev);
 	deferred_truncate(st, 0);
 	keyvec_free(&st->ocache_dirty);
 	space_stage_end(st, false);
 	rocksdb_writebatch_wi_clear(st->wb);
-	pext_vec_free(&g.allocs);
-	pext_vec_free(&g.frees);
-	/* It completes after the groups before it (at once if none is in
-	 * flight and it wrote nothing). */
-	pg->n = n;
-	pg->ok = ok;
+	pext_vec_free(&r->g.allocs);
+	pext_vec_free(&r->g.frees);
+	pg->n = r->n;
+	pg->ok = r->ok;
 	pg->released = false;
 	if (!pg->wrote) {
 		space_hold_free(st, &pg->hold);
 		pg->seq = p->written;
 	}
 	p->count++;
+}
+
+/* One commit group through the stages (docs/DESIGN.md, "The commit
+ * pipeline"); its transactions complete once its batch is durable. */
+static void commit_group(struct rawstore *st, struct pipe_group *pg)
+{
+	struct group_run r = { .pg = pg };
+	unsigned int i;
+	int ret;
+
+	do {
+		group_apply(st, &r);
+		ret = r.ok ? group_wait_writes(st, &r) : 0;
+	} while (ret == -EAGAIN);
+	if (r.ok) {
+		if (!ret)
+			ret = group_flush(st, &r);
+		if (!ret)
+			ret = group_write_batch(st, &r);
+		for (i = 0; i < r.n && ret; i++)
+			if (!pg->ts[i]->result)
+				txn_fail(pg->ts[i], ret);
+	}
+	group_finish(st, &r);
 }
 
 /* Run a job (after every group in flight completed: it sees all of it). */
