@@ -31,7 +31,10 @@
 # checksum). Each variant prints its seed and the command that redoes it.
 #
 # The checker must be able to fail: at the last cut it is also asked for
-# the state two transactions back, which must be refused.
+# the state two transactions back, which must be refused. A variant that
+# cannot be built (or brought up) is a failure of its cut, never skipped:
+# powercut/unbuilt-variant-fails runs the counting with a variant that
+# t_lwreplay refuses and checks that it comes back as one more failure.
 #
 # At the end one JSON line sums the run:
 #   {"kind":"powercut","mode":"quick"|"full","cut_points":N,"variants":N,
@@ -144,60 +147,95 @@ pc_workload() { # the logged workload; 0 when it ran to its last ack
 	fi
 }
 
-pc_main() {
-	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
-	local start n prev cut acked out t0 secs w nvol nmulti variants v mode vseed what ok i m f c
-	local ncut nvar ntx nbytes nfail states_next fail_prefix fail_reorder fail_torn
-	local n_reorder n_torn control last_acked rc npoint nrand
+# pc_variant CUT MODE VSEED ACKS: build one variant of the cut on pc-chk
+# (the replayed prefix, then the window as MODE says), bring it up
+# ($pc_up), run the checker ($pc_check ACKS, output in /tmp/pc.out) and take
+# it down ($pc_down). Returns 0 if the check passed, 1 if it failed, 2 if
+# the variant could not be built or brought up (a failure as well).
+pc_variant() {
+	if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk > /tmp/pc.var 2>&1 ||
+		! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$1" "$2" "$3" \
+			$pc_atom > /tmp/pc.var 2>&1; then
+		echo "cannot build the variant: $(cat /tmp/pc.var)" > /tmp/pc.out
+		return 2
+	fi
+	if ! $pc_up 2> /tmp/pc.err; then
+		echo "cannot bring the variant up: $(cat /tmp/pc.err)" > /tmp/pc.out
+		$pc_down 2> /dev/null
+		return 2
+	fi
+	$pc_check "$4" > /tmp/pc.out 2>&1
+	rc=$?
+	$pc_down
+	[ $rc = 0 ] || return 1
+}
 
-	pc_cleanup
-	mkdir -p /mnt/pc /mnt/pcc
-	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
-		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
-		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
-		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk" ||
-		{ kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
-	if [ "${PC_REUSE:-0}" = 1 ]; then
-		kt_result powercut/setup PASS
-		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
-	elif ! pc_workload; then
-		pc_cleanup
+# pc_run_variant CUT MODE VSEED ACKS WHAT: pc_variant, counted. A variant
+# that cannot be built is a failure like a check that fails (it is not
+# skipped: the cut would be silently unchecked).
+pc_run_variant() {
+	pc_variant "$1" "$2" "$3" "$4"
+	rc=$?
+	nvar=$((nvar + 1))
+	[ "$2" = prefix ] || eval "n_$2=\$((n_$2 + 1))"
+	if [ $rc = 0 ]; then
+		t=$(sed -n 's/^# verified [0-9]* bytes, \([0-9]*\) acknowledged.*/\1/p' /tmp/pc.out)
+		ntx=$((ntx + ${t:-$4}))
+		nbytes=$((nbytes + $(sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p' \
+			/tmp/pc.out | head -1) + 0))
+		grep -q 'durable' /tmp/pc.out && states_next=$((states_next + 1))
+		[ "$2" = prefix ] && [ "$pc_mode" = full ] ||
+			echo "    $5: ok$(grep -q durable /tmp/pc.out && echo ', durable past its mark')"
+		return 0
+	fi
+	nfail=$((nfail + 1))
+	eval "fail_$2=\$((fail_$2 + 1))"
+	echo "    $5: FAIL"
+	sed 's/^/        /' /tmp/pc.var /tmp/pc.out
+	echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$1" \
+		"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
+		"PC_SEED=$pc_seed suite.sh v_powercut;" \
+		"variant $2 seed $3"
+	return 1
+}
+
+# pc_cut_points ENTRIES START K: K cut points (two thirds among the flush,
+# FUA and mark points, spread evenly, one third random; "points": all of
+# those and 100 random ones; "all": every entry after START).
+pc_cut_points() {
+	if [ -n "${PC_CUTLIST:-}" ]; then
+		for cut in $PC_CUTLIST; do echo "$cut"; done | sort -n -u
 		return
 	fi
-
-	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
-		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
-	n=$(wc -l < "$entries")
-	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
-	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
-		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
-	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
-	# Cut points: just before each flush, just after each FUA write or mark
-	# (spread evenly when there are more than wanted), and random entries.
-	if [ -n "${PC_CUTLIST:-}" ]; then
-		for cut in $PC_CUTLIST; do echo "$cut"; done | sort -n -u > "$cuts"
-	elif [ "$pc_cuts" = all ]; then
-		seq $((start + 1)) "$n" > "$cuts"
-	else {
-		if [ "$pc_cuts" = points ]; then
-			npoint=1000000000 nrand=100
-		else
-			npoint=$((pc_cuts * 2 / 3)) nrand=$((pc_cuts / 3))
-		fi
-		awk -v s="$start" '$1 > s && $2 ~ /F/ { print $1 }
-			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$entries" | sort -n -u |
+	if [ "$3" = all ]; then
+		seq $(($2 + 1)) "$(wc -l < "$1")"
+		return
+	fi
+	if [ "$3" = points ]; then
+		npoint=1000000000 nrand=100
+	else
+		npoint=$(($3 * 2 / 3)) nrand=$(($3 / 3))
+	fi
+	{
+		awk -v s="$2" '$1 > s && $2 ~ /F/ { print $1 }
+			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$1" | sort -n -u |
 			awk -v k="$npoint" '{ a[NR] = $1 } END {
 				if (NR == 0) exit; step = NR / k; if (step < 1) step = 1;
 				for (i = 1; i <= NR; i += step) print a[int(i)]; print a[NR] }'
-		awk -v s="$start" -v n="$n" -v k="$nrand" -v seed="$pc_seed" \
+		awk -v s="$2" -v n="$(wc -l < "$1")" -v k="$nrand" -v seed="$pc_seed" \
 			'BEGIN { srand(seed); for (i = 0; i < k; i++)
 				print s + 1 + int(rand() * (n - s)) }'
-	} | sort -n -u > "$cuts"
-	fi
+	} | sort -n -u
+}
 
-	t0=$(date +%s)
+# pc_cuts CUTS: replay the log to each cut point of the file CUTS
+# (incrementally on pc-rep) and run its variants through pc_run_variant.
+# $pc_acks CUT prints the acknowledgements the checker gets. Sets ncut,
+# nvar, ntx, nbytes, nfail, fail_*, n_reorder, n_torn, states_next,
+# last_cut, last_acks.
+pc_cuts() {
 	prev=0 ncut=0 nvar=0 ntx=0 nbytes=0 nfail=0 states_next=0
-	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0
+	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0 last_cut= last_acks=
 	t_lwreplay zero /dev/mapper/pc-rep
 	while read -r cut; do
 		set -- $(t_lwreplay window /dev/mapper/pc-log "$cut" $pc_atom)
@@ -205,8 +243,7 @@ pc_main() {
 		[ -n "$w" ] && [ "$w" -ge "$prev" ] || { echo "    cut $cut: no window"; break; }
 		t_lwreplay replay /dev/mapper/pc-log /dev/mapper/pc-rep "$prev" "$w" || break
 		prev=$w
-		acked=$(awk -v c="$cut" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
-			END { print a + 0 }' "$entries")
+		acks=$($pc_acks "$cut")
 		variants="prefix:0"
 		if [ "$nvol" -gt 0 ]; then
 			i=1
@@ -222,62 +259,77 @@ pc_main() {
 		for v in $variants; do
 			mode=${v%:*}
 			vseed=$((pc_seed * 1000003 + cut * 16 + ${v#*:}))
-			what="cut $cut (window $w, $nvol volatile, acked $acked) $mode seed $vseed"
-			nvar=$((nvar + 1))
-			ok=0
-			if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk ||
-				! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$cut" \
-					"$mode" "$vseed" $pc_atom > /tmp/pc.var 2>&1; then
-				echo "    $what: cannot build the variant: $(cat /tmp/pc.var)"
-				break 2
-			fi
-			pc_split /dev/mapper/pc-chk pc-c || break 2
-			if ! mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc 2> /tmp/pc.err; then
-				echo "    $what: FAIL: ext4 does not mount: $(cat /tmp/pc.err)"
-				sed 's/^/        /' /tmp/pc.var
-			else
-				out=$(t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$acked" \
-					"$pc_seed" 2>&1)
-				if [ $? != 0 ]; then
-					echo "    $what: FAIL"
-					sed 's/^/        /' /tmp/pc.var
-					echo "$out" | sed 's/^/        /'
-				else
-					ok=1
-					ntx=$((ntx + acked))
-					nbytes=$((nbytes + $(echo "$out" |
-						sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p')))
-					echo "$out" | grep -q 'durable before' &&
-						states_next=$((states_next + 1))
-					[ "$mode" = prefix ] || [ "$pc_mode" = quick ] &&
-						echo "    $what: ok$(echo "$out" | sed -n \
-						's/^# state after transaction [0-9]* (durable.*/, next one durable/p')"
-				fi
-				umount /mnt/pcc
-			fi
-			if [ $ok = 0 ]; then
-				nfail=$((nfail + 1))
-				eval "fail_$mode=\$((fail_$mode + 1))"
-				echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$cut" \
-					"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
-					"PC_SEED=$pc_seed suite.sh v_powercut; variant $mode seed $vseed"
-			fi
-			[ "$mode" = prefix ] || eval "n_$mode=\$((n_$mode + 1))"
-			last_acked=$acked
-			$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+			pc_run_variant "$cut" "$mode" "$vseed" "$acks" \
+				"cut $cut (window $w, $nvol volatile, acked $acks) $mode seed $vseed"
 		done
-	done < "$cuts"
+		last_cut=$cut last_acks=$acks
+	done < "$1"
+}
+
+# The serial campaign's hooks: the store's halves are pc-cdata and pc-cmeta
+# (ext4, at /mnt/pcc) over the check region.
+pc_up_serial() {
+	pc_split /dev/mapper/pc-chk pc-c && mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc
+}
+pc_down_serial() {
+	umount /mnt/pcc 2> /dev/null
+	$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+}
+pc_check_serial() {
+	t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$1" "$pc_seed"
+}
+pc_acks_serial() {
+	awk -v c="$1" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
+		END { print a + 0 }' /tmp/pc.entries
+}
+
+pc_main() {
+	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
+	local n start t0 secs m f c control rc
+
+	pc_cleanup
+	mkdir -p /mnt/pc /mnt/pcc
+	pc_regions || { kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
+	if [ "${PC_REUSE:-0}" = 1 ]; then
+		kt_result powercut/setup PASS
+		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
+	elif ! pc_workload; then
+		pc_cleanup
+		return
+	fi
+
+	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
+		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
+	n=$(wc -l < "$entries")
+	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
+	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
+		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
+	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
+	pc_cut_points "$entries" "$start" "$pc_cuts" > "$cuts"
+
+	t0=$(date +%s)
+	pc_up=pc_up_serial pc_down=pc_down_serial pc_check=pc_check_serial pc_acks=pc_acks_serial
+	pc_cuts "$cuts"
 	secs=$(($(date +%s) - t0))
 	# Control: the final state is not the one two transactions back.
 	control=FAIL
-	if [ "${last_acked:-0}" -ge 2 ] && pc_split /dev/mapper/pc-chk pc-c &&
-		mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc; then
-		t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((last_acked - 2)) \
+	if [ "${last_acks:-0}" -ge 2 ] && pc_up_serial; then
+		t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((last_acks - 2)) \
 			"$pc_seed" > /tmp/pc.control 2>&1 || control=PASS
-		umount /mnt/pcc
-		$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
 	fi
+	pc_down_serial 2> /dev/null
 	kt_result powercut/checker-refuses-old-state $control
+	# A variant that cannot be built counts as a failure: the last cut
+	# again, with a mode t_lwreplay refuses, must come back counted.
+	rc=$( (pc_run_variant "${last_cut:-0}" bogus 1 "${last_acks:-0}" \
+		"self-check: cut ${last_cut:-0}, a variant that cannot be built" > /dev/null
+		echo "$nfail $nvar") )
+	if [ "$rc" = "$((nfail + 1)) $((nvar + 1))" ]; then
+		kt_result powercut/unbuilt-variant-fails PASS
+	else
+		kt_result powercut/unbuilt-variant-fails FAIL "failures, variants went from" \
+			"$nfail $nvar to $rc, want one more of each"
+	fi
 	echo "    $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
 		"$pc_txns transactions, $nfail failures, $secs s ($states_next held the next," \
 		"not yet acknowledged transaction)"
@@ -298,11 +350,20 @@ pc_main() {
 			kt_result powercut/$m PASS
 		fi
 	done
-	printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' "$pc_mode" \
-		"$ncut" "$nvar"
-	printf '"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}\n' "$ntx" \
-		"$nbytes" "$nfail" "$secs"
+	pc_json="$(printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' \
+		"$pc_mode" "$ncut" "$nvar")$(printf \
+		'"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}' "$ntx" \
+		"$nbytes" "$nfail" "$secs")"
 	pc_cleanup
 }
 
+pc_regions() {
+	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
+		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
+		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
+		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk"
+}
+
+pc_json=
 pc_main
+[ -z "$pc_json" ] || echo "$pc_json"
