@@ -194,7 +194,7 @@ pc_run_variant() {
 	sed 's/^/        /' /tmp/pc.var /tmp/pc.out
 	echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$1" \
 		"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
-		"PC_SEED=$pc_seed suite.sh v_powercut;" \
+		"PC_SEED=$pc_seed${pc_name:+ PC_ONLY=$pc_name} suite.sh v_powercut;" \
 		"variant $2 seed $3"
 	return 1
 }
@@ -287,6 +287,7 @@ pc_main() {
 	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
 	local n start t0 secs m f c control rc
 
+	pc_name=
 	pc_cleanup
 	mkdir -p /mnt/pc /mnt/pcc
 	pc_regions || { kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
@@ -364,6 +365,258 @@ pc_regions() {
 		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk"
 }
 
+# --- The concurrent campaign: submitters in parallel, every policy ---------
+#
+# Issue 24: "a power-cut campaign under concurrency and every policy". The
+# same log, cuts and variants, but t_powercut crun: PC_THREADS submitter
+# threads (3), each with up to PC_DEPTH (4) asynchronous transactions in
+# flight on objects of its own, PC_CTXNS (24) transactions each, so that
+# groups join and the pipeline is full (the workload prints its commit
+# groups; fewer groups than transactions is checked). The callback marks
+# each acknowledgement "a-<thread>-<index>" in the log; at a cut, each
+# thread's objects must hold its state after its last acknowledged
+# transaction or a later one, the threads' states together must be a
+# prefix of the submission order, and a deep fsck must be clean (see
+# t_powercut.c, ccheck). One configuration per line of pc_configs:
+#   NAME KIND CONFIG
+# KIND file: the store in a file on ext4 (the data half is an ext4 too, so
+#   punch-hole and zero-range work and the inline and background punch
+#   policies and prepare's claims of zeroed space run: dm-log-writes passes
+#   no write-zeroes, so a store on the raw logged device can do neither);
+# KIND thin: the store on a dm-thin device whose pool sits on the logged
+#   device (provisioning, freed space discarded back to the pool), the
+#   device marked non-rotational and deferred new data forced on.
+# CONFIG is t_powercut's: t threads, d depth, n transactions per thread,
+# mau allocation unit, punch and zero policies, dmax deferred_max, dnew
+# deferred_new_max, err a write error (it lands, then fails: the retry
+# applies the rest of the group again) armed every err transactions of
+# thread 0 (deferred writes off there: a failed deferred write is not a
+# transaction's and stops the store). Each configuration checks that its
+# paths were taken (powercut/NAME/paths) before its cuts count.
+# Results: powercut/NAME/workload, /paths, /cuts (every variant of every
+# cut point), /checker-refuses-wrong-model (the last cut checked against
+# the model of another seed must be refused).
+# Env: PC_CCUTS cut points per configuration (quick 5, full 24; "points",
+# "all"), PC_ONLY=NAME only that configuration (and not the serial
+# campaign), PC_THREADS, PC_DEPTH, PC_CTXNS.
+pc_cthreads=${PC_THREADS:-3} pc_cdepth=${PC_DEPTH:-4}
+if [ "$pc_mode" = full ]; then
+	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24}
+else
+	pc_ctxns=${PC_CTXNS:-24} pc_ccuts=${PC_CCUTS:-5}
+fi
+pc_cbase="t=$pc_cthreads,d=$pc_cdepth,n=$pc_ctxns"
+pc_configs="file-inline-errors file $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5
+file-background-deferred file $pc_cbase,mau=16384,punch=background,zero=prepare,dmax=32768,dnew=16384
+thin-nonrot-deferred thin $pc_cbase,punch=inline,dmax=32768,dnew=16384"
+pc_pmeta=8192		# thin: pool metadata (4 MiB) at the start of the meta half
+
+# pcx_up UNDER PREFIX: the configuration's devices over UNDER, mounted at
+# /mnt/pc (or /mnt/pcc for the check region) and /mnt/pcd (file: the data
+# ext4); the store's device is then $pcx_dev.
+pcx_up() {
+	local mnt=/mnt/pc
+	[ "$2" = pc- ] || mnt=/mnt/pcc
+	case $pc_kind in
+	file)
+		pc_split "$1" "$2" &&
+			mount -t ext4 "/dev/mapper/$2data" /mnt/pcd &&
+			mount -t ext4 "/dev/mapper/$2meta" $mnt || return 1
+		pcx_dev=/mnt/pcd/data.img pcx_meta=$mnt/meta
+		;;
+	thin)
+		$pc_dm create "$2pdata" --table "0 $pc_data linear $1 0" &&
+			$pc_dm create "$2pmeta" --table "0 $pc_pmeta linear $1 $pc_data" &&
+			$pc_dm create "$2meta" --table \
+				"0 $((pc_meta - pc_pmeta)) linear $1 $((pc_data + pc_pmeta))" &&
+			$pc_dm create "$2pool" --table "0 $pc_data thin-pool /dev/mapper/$2pmeta \
+/dev/mapper/$2pdata 128 0 1 error_if_no_space" || return 1
+		if [ "$2" = pc- ]; then
+			$pc_dm message pc-pool 0 "create_thin 1" || return 1
+		fi
+		$pc_dm create "$2data" --table "0 $pc_data thin /dev/mapper/$2pool 1" &&
+			mount -t ext4 "/dev/mapper/$2meta" $mnt || return 1
+		pcx_dev=/dev/mapper/$2data pcx_meta=$mnt/meta
+		;;
+	esac
+}
+
+pcx_down() { # pcx_down PREFIX
+	umount /mnt/pcd 2> /dev/null
+	umount /mnt/pc 2> /dev/null
+	umount /mnt/pcc 2> /dev/null
+	for d in data meta pool pdata pmeta; do
+		[ -e "/dev/mapper/$1$d" ] && $pc_dm remove "$1$d"
+	done
+	return 0
+}
+
+pcx_mkfs() { # the file systems (and the thin device) of a fresh workload
+	case $pc_kind in
+	file)
+		pc_split /dev/mapper/pc-lw pc- &&
+			for h in data meta; do
+				/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+					/dev/mapper/pc-$h || return 1
+			done &&
+			$pc_dm remove pc-data && $pc_dm remove pc-meta
+		;;
+	thin)
+		$pc_dm create pc-pmeta --table "0 $pc_pmeta linear /dev/mapper/pc-lw $pc_data" &&
+			dd if=/dev/zero of=/dev/mapper/pc-pmeta bs=4096 count=1 conv=fsync 2> /dev/null &&
+			$pc_dm remove pc-pmeta &&
+			$pc_dm create pc-meta --table \
+				"0 $((pc_meta - pc_pmeta)) linear /dev/mapper/pc-lw $((pc_data + pc_pmeta))" &&
+			/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+				/dev/mapper/pc-meta &&
+			$pc_dm remove pc-meta
+		;;
+	esac
+}
+
+pc_up_conc() { pcx_up /dev/mapper/pc-chk pc-c; }
+pc_down_conc() { pcx_down pc-c; }
+pc_check_conc() {
+	t_powercut ccheck "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_cseed" "$1" /tmp/pcc.run
+}
+# The last acknowledgement of each thread before the cut: "A0,A1,...".
+pc_acks_conc() {
+	awk -v c="$1" -v t="$pc_cthreads" '$1 < c && $5 ~ /^a-/ {
+			split($5, f, "-"); if (f[3] + 0 > a[f[2]]) a[f[2]] = f[3] + 0 }
+		END { for (i = 0; i < t; i++) printf "%s%d", i ? "," : "", a[i] }' /tmp/pc.entries
+}
+
+pcx_perf() { # pcx_perf KEY: the value after KEY on the workload's PERF line
+	awk -v k="$1" '$1 == "PERF" { for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
+		/tmp/pcc.run
+}
+
+# pcx_paths: the workload took the configuration's paths ("" if so).
+pcx_paths() {
+	local why=
+	[ -n "$(pcx_perf txns)" ] || { echo "no PERF line"; return; }
+	[ "$(pcx_perf groups)" -lt "$(pcx_perf txns)" ] ||
+		why="$why; $(pcx_perf txns) transactions in $(pcx_perf groups) groups (none joined)"
+	case $pc_cfg in *err=*) [ "$(pcx_perf failed)" -gt 0 ] ||
+		why="$why; no transaction met a write error" ;; esac
+	case $pc_cfg in *punch=inline*|*punch=background*) [ "$(pcx_perf punched_bg)" -gt 0 ] ||
+		why="$why; nothing punched by the punch policy" ;; esac
+	case $pc_cfg in *zero=prepare*) [ "$(pcx_perf zero_claims)" -gt 0 ] ||
+		why="$why; no claim of zeroed space" ;; esac
+	case $pc_cfg in *dnew=16384*) [ "$(pcx_perf deferred_new)" -gt 0 ] ||
+		why="$why; no deferred new data" ;; esac
+	if [ "$pc_kind" = thin ]; then
+		[ "$(pcx_perf provisioned)" -gt 0 ] || why="$why; nothing provisioned"
+		grep -q '^POLICY .* provisioning 1 rotational 0 .* deferred_new_max 16384$' \
+			/tmp/pcc.run || why="$why; want provisioning, non-rotational, deferred new data"
+	fi
+	echo "${why#; }"
+}
+
+pc_conc_one() { # pc_conc_one NAME KIND CONFIG
+	local entries=/tmp/pc.entries cuts=/tmp/pc.cuts start n t0 secs why rc rdev
+	pc_name=$1 pc_kind=$2 pc_cfg=$3 pc_cseed=$pc_seed
+	case $pc_kind in
+	file) pc_atom="0 8" ;;		# both halves are ext4: 4 KiB blocks
+	thin) pc_atom="$pc_data 8" ;;	# the pool's data tears at 512 bytes
+	esac
+	echo "=== powercut/$pc_name: $pc_kind, $pc_cfg, seed $pc_seed"
+	pcx_down pc-; pcx_down pc-c; pc_cleanup
+	mkdir -p /mnt/pc /mnt/pcc /mnt/pcd
+	pc_regions || { kt_result powercut/$pc_name/workload FAIL "dmsetup linear failed"; return; }
+	for d in pc-log pc-orig pc-rep; do
+		t_lwreplay zero /dev/mapper/$d ||
+			{ kt_result powercut/$pc_name/workload FAIL "cannot zero $d"; pc_cleanup; return; }
+	done
+	if ! $pc_dm create pc-lw --table \
+		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> /tmp/pc.err ||
+		! pcx_mkfs || ! pcx_up /dev/mapper/pc-lw pc- 2> /tmp/pc.err; then
+		kt_result powercut/$pc_name/workload FAIL "setting up: $(cat /tmp/pc.err)"
+		pcx_down pc-; pc_cleanup
+		return
+	fi
+	[ "$pc_kind" != file ] || /usr/sbin/truncate -s 40M "$pcx_dev"
+	if [ "$pc_kind" = thin ]; then
+		rdev=$(readlink -f /dev/mapper/pc-data)
+		echo 0 > "/sys/block/${rdev##*/}/queue/rotational"
+	fi
+	timeout -s KILL 900 t_powercut crun "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_seed" pc-lw \
+		> /tmp/pcc.run 2>&1
+	rc=$?
+	grep -v '^SUB ' /tmp/pcc.run | grep -v '^FAILED ' | sed 's/^/    /'
+	pcx_down pc-
+	$pc_dm remove pc-lw
+	if [ $rc != 0 ] || ! grep -qx CDONE /tmp/pcc.run; then
+		kt_result powercut/$pc_name/workload FAIL "(exit $rc)"
+		pc_cleanup
+		return
+	fi
+	kt_result powercut/$pc_name/workload PASS
+	why=$(pcx_paths)
+	if [ -n "$why" ]; then
+		kt_result powercut/$pc_name/paths FAIL "$why"
+	else
+		kt_result powercut/$pc_name/paths PASS
+	fi
+
+	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
+		{ kt_result powercut/$pc_name/cuts FAIL "cannot read the log"; pc_cleanup; return; }
+	n=$(wc -l < "$entries")
+	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
+	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
+		"$(grep -c ' a-' "$entries") ack marks; mkfs done at entry $start"
+	[ -n "$start" ] ||
+		{ kt_result powercut/$pc_name/cuts FAIL "no ack-0 mark"; pc_cleanup; return; }
+	pc_cut_points "$entries" "$start" "$pc_ccuts" > "$cuts"
+	t0=$(date +%s)
+	pc_up=pc_up_conc pc_down=pc_down_conc pc_check=pc_check_conc pc_acks=pc_acks_conc
+	pc_cuts "$cuts"
+	secs=$(($(date +%s) - t0))
+	# Control: the last cut against another seed's model is refused.
+	rc=FAIL
+	if [ -n "$last_cut" ] && pc_up_conc 2> /dev/null; then
+		pc_cseed=$((pc_seed + 1))
+		pc_check_conc "$last_acks" > /tmp/pc.control 2>&1 || rc=PASS
+		pc_cseed=$pc_seed
+	fi
+	pc_down_conc
+	kt_result powercut/$pc_name/checker-refuses-wrong-model $rc
+	echo "    $pc_name: $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
+		"$ntx acknowledged transactions checked, $nfail failures, $secs s" \
+		"($states_next checks found threads durable past their marks)"
+	if [ "$ncut" = 0 ] || [ "$ncut" != "$(wc -l < "$cuts")" ]; then
+		kt_result powercut/$pc_name/cuts FAIL "checked $ncut of $(wc -l < "$cuts") cut points"
+	elif [ "$nfail" != 0 ]; then
+		kt_result powercut/$pc_name/cuts FAIL "$nfail of $nvar variants lost or mangled" \
+			"data ($fail_prefix prefix, $fail_reorder reorder, $fail_torn torn)"
+	else
+		kt_result powercut/$pc_name/cuts PASS
+	fi
+	pcc_cut=$((pcc_cut + ncut)) pcc_var=$((pcc_var + nvar)) pcc_fail=$((pcc_fail + nfail))
+	pcc_tx=$((pcc_tx + ntx)) pcc_bytes=$((pcc_bytes + nbytes)) pcc_n=$((pcc_n + 1))
+	pcc_distinct=$((pcc_distinct + $(grep -c '^SUB ' /tmp/pcc.run)))
+	pc_cleanup
+}
+
+pc_conc_main() {
+	local t0=$(date +%s) name kind cfg
+	pcc_cut=0 pcc_var=0 pcc_fail=0 pcc_tx=0 pcc_bytes=0 pcc_n=0 pcc_distinct=0
+	echo "$pc_configs" > /tmp/pc.configs
+	while read -r name kind cfg; do
+		[ -z "${PC_ONLY:-}" ] || [ "$PC_ONLY" = "$name" ] || continue
+		pc_conc_one "$name" "$kind" "$cfg"
+	done < /tmp/pc.configs
+	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points," \
+		"$pcc_var variants, $pcc_distinct transactions submitted," \
+		"$pcc_tx acknowledged transactions checked, $pcc_fail failures"
+	printf '{"kind":"powercut_concurrent","mode":"%s","configurations":%d,"cut_points":%d,' \
+		"$pc_mode" "$pcc_n" "$pcc_cut"
+	printf '"variants":%d,"txns_submitted":%d,"txns_checked":%d,"bytes_verified":%d,' \
+		"$pcc_var" "$pcc_distinct" "$pcc_tx" "$pcc_bytes"
+	printf '"failures":%d,"seconds":%d}\n' "$pcc_fail" "$(($(date +%s) - t0))"
+}
+
 pc_json=
-pc_main
+[ -n "${PC_ONLY:-}" ] || pc_main
+pc_conc_main
 [ -z "$pc_json" ] || echo "$pc_json"
