@@ -472,7 +472,8 @@ struct cstate {
 
 static uint64_t crng_of(uint64_t seed, int s, uint64_t i)
 {
-	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)s << 48) ^ (i * 0xbf58476d1ce4e5b9ULL);
+	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)s << 48) ^
+		     (i * 0xbf58476d1ce4e5b9ULL);
 
 	x ^= x >> 31;
 	return x ? x : 1;
@@ -516,7 +517,8 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 			if (!buf)
 				kt_fatal("out of memory");
 			for (x = 0; x < len; x++)
-				buf[x] = (uint8_t)(i * 131 + (uint64_t)s * 17 + k * 7 + x * 31 + (x >> 9));
+				buf[x] = (uint8_t)(i * 131 + (uint64_t)s * 17 + k * 7 + x * 31 +
+						   (x >> 9));
 			if (t)
 				rawstore_txn_write(t, COLL, n, strlen(n), off, buf, len);
 			if (m) {
@@ -994,8 +996,9 @@ static int ccheck(const char *dev, const char *meta, const char *cfgs, uint64_t 
 			(unsigned long long)acked[s], (unsigned long long)lo[s],
 			(unsigned long long)hi[s]);
 	}
-	kt_check(lastvis < 0 || (uint64_t)lastvis < firstinv, "visible transactions are a prefix of the "
-		 "submission order (last visible %lld, first missing %llu)",
+	kt_check(lastvis < 0 || (uint64_t)lastvis < firstinv,
+		 "visible transactions are a prefix of the submission order "
+		 "(last visible %lld, first missing %llu)",
 		 (long long)lastvis, (unsigned long long)firstinv);
 	if (ahead)
 		kt_note("%d threads durable past their last ack mark", ahead);

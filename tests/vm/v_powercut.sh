@@ -235,7 +235,7 @@ pc_cut_points() {
 # last_cut, last_acks.
 pc_cuts() {
 	prev=0 ncut=0 nvar=0 ntx=0 nbytes=0 nfail=0 states_next=0
-	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0 last_cut= last_acks=
+	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0 last_cut='' last_acks=''
 	t_lwreplay zero /dev/mapper/pc-rep
 	while read -r cut; do
 		set -- $(t_lwreplay window /dev/mapper/pc-log "$cut" $pc_atom)
@@ -369,15 +369,15 @@ pc_regions() {
 #
 # Issue 24: "a power-cut campaign under concurrency and every policy". The
 # same log, cuts and variants, but t_powercut crun: PC_THREADS submitter
-# threads (3), each with up to PC_DEPTH (4) asynchronous transactions in
-# flight on objects of its own, PC_CTXNS (24) transactions each, so that
-# groups join and the pipeline is full (the workload prints its commit
-# groups; fewer groups than transactions is checked). The callback marks
-# each acknowledgement "a-<thread>-<index>" in the log; at a cut, each
-# thread's objects must hold its state after its last acknowledged
-# transaction or a later one, the threads' states together must be a
-# prefix of the submission order, and a deep fsck must be clean (see
-# t_powercut.c, ccheck). One configuration per line of pc_configs:
+# threads (4), each with up to PC_DEPTH (4) asynchronous transactions in
+# flight on objects of its own, PC_CTXNS (quick 32, full 48) transactions
+# each, so that groups join and the pipeline is full (the workload prints
+# its commit groups; fewer groups than transactions is checked). The
+# callback marks each acknowledgement "a-<thread>-<index>" in the log; at
+# a cut, each thread's objects must hold its state after its last
+# acknowledged transaction or a later one, the threads' states together
+# must be a prefix of the submission order, and a deep fsck must be clean
+# (see t_powercut.c, ccheck). One configuration per line of pc_configs:
 #   NAME KIND CONFIG
 # KIND file: the store in a file on ext4 (the data half is an ext4 too, so
 #   punch-hole and zero-range work and the inline and background punch
@@ -391,19 +391,19 @@ pc_regions() {
 # deferred_new_max, err a write error (it lands, then fails: the retry
 # applies the rest of the group again) armed every err transactions of
 # thread 0 (deferred writes off there: a failed deferred write is not a
-# transaction's and stops the store). Each configuration checks that its
-# paths were taken (powercut/NAME/paths) before its cuts count.
+# transaction's and stops the store). Each configuration checks, as
+# powercut/NAME/paths, that the workload took its paths.
 # Results: powercut/NAME/workload, /paths, /cuts (every variant of every
 # cut point), /checker-refuses-wrong-model (the last cut checked against
 # the model of another seed must be refused).
-# Env: PC_CCUTS cut points per configuration (quick 5, full 24; "points",
+# Env: PC_CCUTS cut points per configuration (quick 12, full 24; "points",
 # "all"), PC_ONLY=NAME only that configuration (and not the serial
 # campaign), PC_THREADS, PC_DEPTH, PC_CTXNS.
-pc_cthreads=${PC_THREADS:-3} pc_cdepth=${PC_DEPTH:-4}
+pc_cthreads=${PC_THREADS:-4} pc_cdepth=${PC_DEPTH:-4}
 if [ "$pc_mode" = full ]; then
 	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24}
 else
-	pc_ctxns=${PC_CTXNS:-24} pc_ccuts=${PC_CCUTS:-5}
+	pc_ctxns=${PC_CTXNS:-32} pc_ccuts=${PC_CCUTS:-12}
 fi
 pc_cbase="t=$pc_cthreads,d=$pc_cdepth,n=$pc_ctxns"
 pc_configs="file-inline-errors file $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5
@@ -537,8 +537,9 @@ pc_conc_one() { # pc_conc_one NAME KIND CONFIG
 	fi
 	[ "$pc_kind" != file ] || /usr/sbin/truncate -s 40M "$pcx_dev"
 	if [ "$pc_kind" = thin ]; then
-		rdev=$(readlink -f /dev/mapper/pc-data)
-		echo 0 > "/sys/block/${rdev##*/}/queue/rotational"
+		rdev=dm-$($pc_dm info -c --noheadings -o minor pc-data | tr -d ' ')
+		echo 0 > "/sys/block/$rdev/queue/rotational" ||
+			echo "    cannot mark $rdev non-rotational"
 	fi
 	timeout -s KILL 900 t_powercut crun "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_seed" pc-lw \
 		> /tmp/pcc.run 2>&1
@@ -599,7 +600,8 @@ pc_conc_one() { # pc_conc_one NAME KIND CONFIG
 }
 
 pc_conc_main() {
-	local t0=$(date +%s) name kind cfg
+	local t0 name kind cfg
+	t0=$(date +%s)
 	pcc_cut=0 pcc_var=0 pcc_fail=0 pcc_tx=0 pcc_bytes=0 pcc_n=0 pcc_distinct=0
 	echo "$pc_configs" > /tmp/pc.configs
 	while read -r name kind cfg; do
