@@ -18,15 +18,30 @@
  *       object's existence, size, bytes and omap; then a deep fsck must be
  *       clean. Nothing half-applied, nothing acknowledged lost.
  *
+ *   t_powercut crun DEV META CONFIG SEED LWNAME
+ *       the concurrent workload: mkfs with CONFIG's policies, then several
+ *       submitter threads with asynchronous transactions in flight; each
+ *       acknowledgement of thread s's transaction i is marked "a-s-i".
+ *       Prints SUB (submission order), FAILED (transactions a write error
+ *       failed), POLICY and PERF lines, then CDONE.
+ *   t_powercut ccheck DEV META CONFIG SEED ACKS RUNLOG
+ *       check a cut of it: ACKS is each thread's last acknowledged
+ *       transaction before the cut ("3,5,4"), RUNLOG the output of crun.
+ *
  * The transactions depend only on SEED, so check regenerates the model.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/dm-ioctl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
+#include "debug.h"		/* rs_debug_fail_io: write errors (store/) */
 #include "ktest.h"
 #include "rawstore/rawstore.h"
 
@@ -47,7 +62,7 @@ struct model {
 	struct obj o[NOBJ];
 };
 
-static uint64_t rng;
+static __thread uint64_t rng;	/* submitter threads generate concurrently */
 
 static uint64_t rnd(uint64_t n)
 {
@@ -366,6 +381,642 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	return kt_done();
 }
 
+/*
+ * The concurrent campaign (crun / ccheck).
+ *
+ * Several submitter threads, each with up to "d" asynchronous transactions
+ * in flight on objects of its own ("c<s>-<j>"), so that groups join and the
+ * commit pipeline is full. A transaction depends only on (SEED, thread,
+ * index), never on the state it meets: every op that needs its object
+ * touches it first, so any subset of a thread's transactions applies
+ * cleanly and the checker can rebuild the state after any prefix, minus
+ * the transactions that failed (write errors, reported with FAILED lines).
+ * The completion callback marks each success in the log ("a-<s>-<i>") with
+ * a DM_TARGET_MSG ioctl: it runs once the transaction is durable, so the
+ * mark follows it in the log.
+ */
+#define CNOBJ 3
+#define CMAXLEN (256 * 1024)
+#define CMAXT 8
+#define CMAXN 4096
+
+struct ccfg {
+	int threads, depth, txns;
+	uint32_t mau;
+	int punch, zero;
+	int64_t dmax, dnew;
+	int errors;			/* arm a write error every "errors" txns of thread 0 */
+};
+
+static int policy_of(const char *v, const char *const *names)
+{
+	int i;
+
+	for (i = 1; names[i - 1]; i++)
+		if (!strcmp(v, names[i - 1]))
+			return i;
+	kt_fatal("unknown policy %s", v);
+}
+
+static void ccfg_parse(struct ccfg *c, const char *s)
+{
+	static const char *const punch[] = { "operator", "background", "inline", NULL };
+	static const char *const zero[] = { "auto", "prepare", "pad", NULL };
+	char *dup = strdup(s), *tok, *save = NULL;
+
+	*c = (struct ccfg){ 3, 4, 24, 0, 0, 0, 32768, -1, 0 };
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(tok, '=');
+
+		if (!v)
+			kt_fatal("bad config item %s", tok);
+		*v++ = 0;
+		if (!strcmp(tok, "t"))
+			c->threads = atoi(v);
+		else if (!strcmp(tok, "d"))
+			c->depth = atoi(v);
+		else if (!strcmp(tok, "n"))
+			c->txns = atoi(v);
+		else if (!strcmp(tok, "mau"))
+			c->mau = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(tok, "punch"))
+			c->punch = policy_of(v, punch);
+		else if (!strcmp(tok, "zero"))
+			c->zero = policy_of(v, zero);
+		else if (!strcmp(tok, "dmax"))
+			c->dmax = strtoll(v, NULL, 0);
+		else if (!strcmp(tok, "dnew"))
+			c->dnew = strtoll(v, NULL, 0);
+		else if (!strcmp(tok, "err"))
+			c->errors = atoi(v);
+		else
+			kt_fatal("unknown config item %s", tok);
+	}
+	free(dup);
+	if (c->threads < 1 || c->threads > CMAXT || c->depth < 1 || c->depth > 64 ||
+	    c->txns < 1 || c->txns > CMAXN)
+		kt_fatal("config %s out of range", s);
+}
+
+struct cobj {
+	bool exists;
+	uint64_t len;
+	bool has[NKEY];
+	uint32_t val[NKEY];
+	uint8_t data[CMAXLEN];
+};
+
+struct cstate {
+	struct cobj o[CNOBJ];
+};
+
+static uint64_t crng_of(uint64_t seed, int s, uint64_t i)
+{
+	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)s << 48) ^
+		     (i * 0xbf58476d1ce4e5b9ULL);
+
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
+static void cname(int s, int j, char *n)
+{
+	snprintf(n, 16, "c%d-%d", s, j);
+}
+
+static void ctouch(struct cobj *o, struct rawstore_txn *t, const char *n)
+{
+	if (t)
+		rawstore_txn_touch(t, COLL, n, strlen(n));
+	if (o)
+		o->exists = true;
+}
+
+/*
+ * Transaction @i of thread @s: build it into @t (may be NULL) and apply it
+ * to @m (may be NULL). Returns 1 if it writes data (a write op).
+ */
+static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawstore_txn *t)
+{
+	int nops, k, wrote = 0;
+
+	rng = crng_of(seed, s, i);
+	nops = 1 + (int)rnd(3);
+	for (k = 0; k < nops; k++) {
+		int j = (int)rnd(CNOBJ);
+		struct cobj *o = m ? &m->o[j] : NULL;
+		unsigned op = (unsigned)rnd(100);
+		char n[16];
+
+		cname(s, j, n);
+		if (op < 50) {		/* large (new units) or small write */
+			uint64_t len = op < 30 ? 4096 + rnd(96 * 1024) : 1 + rnd(8192);
+			uint64_t off = rnd(CMAXLEN - len), x;
+			uint8_t *buf = malloc(len);
+
+			if (!buf)
+				kt_fatal("out of memory");
+			for (x = 0; x < len; x++)
+				buf[x] = (uint8_t)(i * 131 + (uint64_t)s * 17 + k * 7 + x * 31 +
+						   (x >> 9));
+			if (t)
+				rawstore_txn_write(t, COLL, n, strlen(n), off, buf, len);
+			if (m) {
+				memcpy(o->data + off, buf, len);
+				o->exists = true;
+				if (o->len < off + len)
+					o->len = off + len;
+			}
+			free(buf);
+			wrote = 1;
+		} else if (op < 58) {		/* zero a range: frees whole units */
+			uint64_t off = rnd(CMAXLEN / 2), len = 1 + rnd(64 * 1024);
+
+			if (t)
+				rawstore_txn_zero(t, COLL, n, strlen(n), off, len);
+			if (m) {
+				memset(o->data + off, 0, len);
+				o->exists = true;
+				if (o->len < off + len)
+					o->len = off + len;
+			}
+		} else if (op < 66) {		/* remove */
+			ctouch(o, t, n);
+			if (t)
+				rawstore_txn_remove(t, COLL, n, strlen(n));
+			if (m)
+				memset(o, 0, sizeof(*o));
+		} else if (op < 74) {		/* clone over another object */
+			int d = (int)rnd(CNOBJ);
+			char dn[16];
+
+			if (d == j)
+				continue;
+			cname(s, d, dn);
+			ctouch(o, t, n);
+			if (t)
+				rawstore_txn_clone(t, COLL, n, strlen(n), dn, strlen(dn));
+			if (m)
+				m->o[d] = *o;
+		} else if (op < 84) {		/* truncate */
+			uint64_t sz = rnd(CMAXLEN + 1);
+
+			ctouch(o, t, n);
+			if (t)
+				rawstore_txn_truncate(t, COLL, n, strlen(n), sz);
+			if (m) {
+				if (sz < o->len)
+					memset(o->data + sz, 0, CMAXLEN - sz);
+				o->len = sz;
+			}
+		} else {			/* omap */
+			int key = (int)rnd(NKEY);
+			char kb[8], vb[24];
+			uint32_t val = (uint32_t)(i * 100 + (uint64_t)s * 10 + k);
+
+			ctouch(o, t, n);
+			snprintf(kb, sizeof(kb), "k%d", key);
+			snprintf(vb, sizeof(vb), "%u", val);
+			if (t)
+				rawstore_txn_omap_set(t, COLL, n, strlen(n), kb, strlen(kb), vb,
+						      strlen(vb));
+			if (m) {
+				o->has[key] = true;
+				o->val[key] = val;
+			}
+		}
+	}
+	return wrote;
+}
+
+/* dmsetup message LW 0 MSG, without a fork (callbacks run on the commit thread). */
+static int dm_message(const char *lw, const char *msg)
+{
+	union {
+		struct dm_ioctl io;
+		char b[sizeof(struct dm_ioctl) + sizeof(struct dm_target_msg) + 64];
+	} u;
+	struct dm_target_msg *tm;
+	static int fd = -1;
+
+	if (!strcmp(lw, "-"))
+		return 0;
+	if (fd < 0)
+		fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&u, 0, sizeof(u));
+	u.io.version[0] = DM_VERSION_MAJOR;
+	u.io.data_size = sizeof(u);
+	u.io.data_start = sizeof(struct dm_ioctl);
+	snprintf(u.io.name, sizeof(u.io.name), "%s", lw);
+	tm = (struct dm_target_msg *)(u.b + sizeof(struct dm_ioctl));
+	tm->sector = 0;
+	snprintf(tm->message, 64, "mark %s", msg);
+	return ioctl(fd, DM_TARGET_MSG, &u) ? -errno : 0;
+}
+
+struct csub;
+
+struct cslot {
+	struct csub *u;
+	struct rawstore_txn *t;
+	bool busy;
+	uint64_t i;
+};
+
+struct csub {
+	int s;
+	pthread_t tid;
+	struct rawstore *st;
+	const struct ccfg *c;
+	uint64_t seed;
+	const char *lw;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct cslot *slot;
+	uint64_t acked, nfailed;
+	uint64_t failed[CMAXN];
+	int bad;			/* unexpected results */
+	char why[200];
+};
+
+static pthread_mutex_t csub_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t cgseq;
+static struct csubrec { int s; uint64_t i; } csubs[CMAXT * CMAXN];
+
+/* On the commit thread, once the transaction is durable or rejected. */
+static void ccb(struct rawstore_txn *t, int result, void *arg)
+{
+	struct cslot *sl = arg;
+	struct csub *u = sl->u;
+	char mk[32];
+	int ret = 0;
+
+	(void)t;
+	if (!result) {
+		snprintf(mk, sizeof(mk), "a-%d-%llu", u->s, (unsigned long long)sl->i);
+		ret = dm_message(u->lw, mk);
+	}
+	pthread_mutex_lock(&u->lock);
+	if (!result) {
+		u->acked++;
+	} else if (result == -EIO && u->c->errors) {
+		u->failed[u->nfailed++] = sl->i;	/* an injected write error */
+	} else if (!u->bad++) {
+		snprintf(u->why, sizeof(u->why), "transaction %d/%llu: %s", u->s,
+			 (unsigned long long)sl->i, rawstore_txn_errmsg(t));
+	}
+	if (ret && !u->bad++)
+		snprintf(u->why, sizeof(u->why), "mark %s: %s", mk, strerror(-ret));
+	sl->busy = false;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void *csubmitter(void *arg)
+{
+	struct csub *u = arg;
+	uint64_t i, frng = u->seed * 7 + 3;
+	int ret;
+
+	for (i = 1; i <= (uint64_t)u->c->txns; i++) {
+		struct cslot *sl = &u->slot[i % (uint64_t)u->c->depth];
+
+		pthread_mutex_lock(&u->lock);
+		while (sl->busy)
+			pthread_cond_wait(&u->cond, &u->lock);
+		sl->busy = true;
+		sl->i = i;
+		pthread_mutex_unlock(&u->lock);
+		rawstore_txn_reset(sl->t);
+		cgen(u->seed, u->s, i, NULL, sl->t);
+		if (u->s == 0 && u->c->errors && i % (uint64_t)u->c->errors == 0) {
+			/* One of the next few device writes fails (after landing). */
+			frng ^= frng << 13;
+			frng ^= frng >> 7;
+			frng ^= frng << 17;
+			rs_debug_fail_io(RS_IO_WRITE, 1 + (int)(frng % 6), EIO, 1);
+		}
+		pthread_mutex_lock(&csub_lock);
+		csubs[cgseq].s = u->s;
+		csubs[cgseq].i = i;
+		cgseq++;
+		ret = rawstore_submit_async(u->st, sl->t, ccb, sl);
+		pthread_mutex_unlock(&csub_lock);
+		if (ret)
+			kt_fatal("submit %d/%llu: %d", u->s, (unsigned long long)i, ret);
+	}
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < (uint64_t)u->c->depth; i++)
+		while (u->slot[i].busy)
+			pthread_cond_wait(&u->cond, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+static int crun(const char *dev, const char *meta, const char *cfgs, uint64_t seed,
+		const char *lw)
+{
+	struct rawstore_mkfs_opts mo;
+	struct rawstore_open_opts oo;
+	struct rawstore_info info;
+	struct rawstore_perf pf;
+	struct rawstore_txn *t;
+	struct rawstore *st;
+	static struct csub u[CMAXT];
+	struct ccfg c;
+	uint64_t g, nfailed = 0;
+	int s, ret, bad = 0;
+	unsigned k;
+
+	ccfg_parse(&c, cfgs);
+	rawstore_mkfs_opts_init(&mo);
+	mo.force = 1;
+	if (c.mau)
+		mo.min_alloc_size = c.mau;
+	mo.punch_policy = c.punch;
+	mo.zero_policy = c.zero;
+	ret = rawstore_mkfs(dev, meta, &mo);
+	if (ret)
+		kt_fatal("mkfs: %s", rawstore_errmsg());
+	rawstore_open_opts_init(&oo);
+	oo.deferred_max = (uint32_t)c.dmax;
+	oo.deferred_new_max = (int32_t)c.dnew;
+	ret = rawstore_open(dev, meta, &oo, &st);
+	if (ret)
+		kt_fatal("open: %s", rawstore_errmsg());
+	rawstore_txn_new(&t);
+	rawstore_txn_coll_create(t, COLL);
+	ret = rawstore_submit(st, t);
+	if (ret || mark(lw, 0))
+		kt_fatal("collection: %d %s", ret, rawstore_errmsg());
+	rawstore_txn_free(t);
+	printf("ACK 0\n");
+	fflush(stdout);
+	for (s = 0; s < c.threads; s++) {
+		u[s].s = s;
+		u[s].st = st;
+		u[s].c = &c;
+		u[s].seed = seed;
+		u[s].lw = lw;
+		pthread_mutex_init(&u[s].lock, NULL);
+		pthread_cond_init(&u[s].cond, NULL);
+		u[s].slot = calloc((size_t)c.depth, sizeof(*u[s].slot));
+		if (!u[s].slot)
+			kt_fatal("out of memory");
+		for (k = 0; k < (unsigned)c.depth; k++) {
+			u[s].slot[k].u = &u[s];
+			if (rawstore_txn_new(&u[s].slot[k].t))
+				kt_fatal("out of memory");
+		}
+	}
+	for (s = 0; s < c.threads; s++)
+		if (pthread_create(&u[s].tid, NULL, csubmitter, &u[s]))
+			kt_fatal("pthread_create");
+	for (s = 0; s < c.threads; s++)
+		pthread_join(u[s].tid, NULL);
+	rs_debug_fail_io(0, 0, 0, 0);
+	for (g = 0; g < cgseq; g++)
+		printf("SUB %llu %d %llu\n", (unsigned long long)g, csubs[g].s,
+		       (unsigned long long)csubs[g].i);
+	for (s = 0; s < c.threads; s++) {
+		for (g = 0; g < u[s].nfailed; g++)
+			printf("FAILED %d %llu\n", s, (unsigned long long)u[s].failed[g]);
+		printf("THREAD %d acked %llu failed %llu\n", s, (unsigned long long)u[s].acked,
+		       (unsigned long long)u[s].nfailed);
+		nfailed += u[s].nfailed;
+		if (u[s].bad) {
+			printf("BAD thread %d: %d unexpected results, first: %s\n", s, u[s].bad,
+			       u[s].why);
+			bad = 1;
+		}
+		for (k = 0; k < (unsigned)c.depth; k++)
+			rawstore_txn_free(u[s].slot[k].t);
+		free(u[s].slot);
+	}
+	info.struct_size = sizeof(info);
+	pf.struct_size = sizeof(pf);
+	if (rawstore_get_info(st, &info) || rawstore_perf_get(st, &pf))
+		kt_fatal("info: %s", rawstore_errmsg());
+	printf("POLICY punch %s zero %s provisioning %d rotational %d deferred_max %u "
+	       "deferred_new_max %u\n", info.punch_policy, info.zero_policy, info.provisioning,
+	       info.rotational, info.deferred_max, info.deferred_new_max);
+	printf("PERF txns %llu groups %llu failed %llu punched %llu punched_bg %llu "
+	       "zero_claims %llu zeroed_alloc %llu prepared %llu provisioned %llu "
+	       "deferred_new %llu deferred %llu join_waits %llu\n",
+	       (unsigned long long)pf.txns_committed, (unsigned long long)pf.commit_groups,
+	       (unsigned long long)nfailed, (unsigned long long)pf.bytes_punched,
+	       (unsigned long long)pf.punched_background, (unsigned long long)pf.zero_claims,
+	       (unsigned long long)pf.zeroed_alloc_bytes, (unsigned long long)pf.prepared_bytes,
+	       (unsigned long long)pf.provisioned_bytes,
+	       (unsigned long long)pf.deferred_new_bytes, (unsigned long long)pf.deferred_bytes,
+	       (unsigned long long)rs_debug_join_waits());
+	ret = rawstore_close(st);
+	if (ret)
+		kt_fatal("close: %d", ret);
+	if (bad)
+		return 1;
+	printf("CDONE\n");
+	return 0;
+}
+
+static int comap_cb(void *arg, const void *k, size_t kl, const void *v, size_t vl)
+{
+	struct cobj *o = arg;
+	char vb[24];
+	int key;
+
+	key = kl == 2 && ((const char *)k)[0] == 'k' ? ((const char *)k)[1] - '0' : -1;
+	if (key < 0 || key >= NKEY || vl >= sizeof(vb)) {
+		o->len = UINT64_MAX;	/* not a key the workload sets */
+		return 1;
+	}
+	memcpy(vb, v, vl);
+	vb[vl] = 0;
+	o->has[key] = true;
+	o->val[key] = (uint32_t)strtoul(vb, NULL, 10);
+	return 0;
+}
+
+/* What the store holds of thread @s's objects. */
+static int csnap(struct rawstore *st, int s, struct cstate *m, char *why, size_t wlen,
+		 uint64_t *verified)
+{
+	int j;
+
+	memset(m, 0, sizeof(*m));
+	for (j = 0; j < CNOBJ; j++) {
+		struct cobj *o = &m->o[j];
+		struct rawstore_stat sb;
+		char n[16];
+		ssize_t r;
+		int ret;
+
+		cname(s, j, n);
+		sb.struct_size = sizeof(sb);
+		ret = rawstore_stat(st, COLL, n, strlen(n), &sb);
+		if (ret == -ENOENT)
+			continue;
+		if (ret || sb.size > CMAXLEN) {
+			snprintf(why, wlen, "%s: stat %d size %llu", n, ret,
+				 (unsigned long long)sb.size);
+			return 1;
+		}
+		o->exists = true;
+		o->len = sb.size;
+		r = rawstore_read(st, COLL, n, strlen(n), 0, o->data, CMAXLEN);
+		if (r != (ssize_t)o->len) {
+			snprintf(why, wlen, "%s: read %zd of %llu bytes", n, r,
+				 (unsigned long long)o->len);
+			return 1;
+		}
+		*verified += o->len;
+		ret = rawstore_omap_iterate(st, COLL, n, strlen(n), NULL, 0, comap_cb, o);
+		if (ret < 0 || o->len == UINT64_MAX) {
+			snprintf(why, wlen, "%s: omap iterate %d, or a key it should not have",
+				 n, ret);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static bool csame(const struct cstate *a, const struct cstate *b)
+{
+	int j, k;
+
+	for (j = 0; j < CNOBJ; j++) {
+		const struct cobj *x = &a->o[j], *y = &b->o[j];
+
+		if (x->exists != y->exists || x->len != y->len ||
+		    memcmp(x->data, y->data, x->len))
+			return false;
+		for (k = 0; k < NKEY; k++)
+			if (x->has[k] != y->has[k] || (x->has[k] && x->val[k] != y->val[k]))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The state after a cut: for each thread s, its objects hold exactly its
+ * state after some prefix k_s >= acked_s of its transactions (those that
+ * failed left out), and the prefixes agree with the submission order: no
+ * transaction is visible while one submitted before it (and not failed)
+ * is not. Then a deep fsck must be clean.
+ */
+static int ccheck(const char *dev, const char *meta, const char *cfgs, uint64_t seed,
+		  const char *acks, const char *runlog)
+{
+	static uint64_t gseq[CMAXT][CMAXN + 2];
+	static bool failed[CMAXT][CMAXN + 2];
+	struct rawstore_fsck_opts fo;
+	struct rawstore_fsck_result fr;
+	struct cstate *m = malloc(sizeof(*m)), *have = malloc(sizeof(*have));
+	uint64_t acked[CMAXT], lo[CMAXT], hi[CMAXT], verified = 0, firstinv = UINT64_MAX;
+	int64_t lastvis = -1;
+	uint64_t ntx = 0, i, g, x;
+	struct rawstore *st;
+	struct ccfg c;
+	char line[256], why[200];
+	const char *p = acks;
+	int s, ret, ahead = 0, y;
+	FILE *f;
+
+	if (!m || !have)
+		kt_fatal("out of memory");
+	ccfg_parse(&c, cfgs);
+	for (s = 0; s < c.threads; s++) {
+		char *e;
+
+		acked[s] = strtoull(p, &e, 10);
+		if (e == p || (*e != ',' && *e) || acked[s] > (uint64_t)c.txns)
+			kt_fatal("bad acknowledgement list %s", acks);
+		p = *e ? e + 1 : e;
+		for (i = 0; i <= (uint64_t)c.txns + 1; i++)
+			gseq[s][i] = UINT64_MAX;
+	}
+	f = fopen(runlog, "r");
+	if (!f)
+		kt_fatal("%s: %s", runlog, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SUB %llu %d %llu", (unsigned long long *)&g, &y,
+			   (unsigned long long *)&x) == 3 && y >= 0 && y < c.threads &&
+		    x >= 1 && x <= (uint64_t)c.txns)
+			gseq[y][x] = g;
+		else if (sscanf(line, "FAILED %d %llu", &y, (unsigned long long *)&x) == 2 &&
+			 y >= 0 && y < c.threads && x >= 1 && x <= (uint64_t)c.txns)
+			failed[y][x] = true;
+	}
+	fclose(f);
+
+	ret = rawstore_open(dev, meta, NULL, &st);
+	kt_expect_eq(ret, 0, "open after the cut (%s)", ret ? rawstore_errmsg() : "ok");
+	if (ret)
+		return kt_done();
+	for (s = 0; s < c.threads; s++) {
+		bool found = false;
+
+		if (csnap(st, s, have, why, sizeof(why), &verified)) {
+			kt_check(false, "thread %d: %s", s, why);
+			continue;
+		}
+		memset(m, 0, sizeof(*m));
+		for (i = 0; i <= (uint64_t)c.txns; i++) {
+			if (i && !failed[s][i])
+				cgen(seed, s, i, m, NULL);
+			if (i < acked[s] || !csame(m, have))
+				continue;
+			if (!found)
+				lo[s] = i;
+			hi[s] = i;
+			found = true;
+		}
+		kt_check(found, "thread %d: its objects hold its state after transaction "
+			 "%llu or a later one", s, (unsigned long long)acked[s]);
+		if (!found)
+			continue;
+		for (i = 1; i <= acked[s]; i++)
+			ntx += !failed[s][i];
+		ahead += lo[s] > acked[s];
+		for (i = lo[s]; i >= 1; i--)
+			if (!failed[s][i]) {
+				if ((int64_t)gseq[s][i] > lastvis)
+					lastvis = (int64_t)gseq[s][i];
+				break;
+			}
+		for (i = hi[s] + 1; i <= (uint64_t)c.txns; i++)
+			if (!failed[s][i]) {
+				if (gseq[s][i] < firstinv)
+					firstinv = gseq[s][i];
+				break;
+			}
+		kt_note("thread %d: acknowledged %llu, state after %llu..%llu", s,
+			(unsigned long long)acked[s], (unsigned long long)lo[s],
+			(unsigned long long)hi[s]);
+	}
+	kt_check(lastvis < 0 || (uint64_t)lastvis < firstinv,
+		 "visible transactions are a prefix of the submission order "
+		 "(last visible %lld, first missing %llu)",
+		 (long long)lastvis, (unsigned long long)firstinv);
+	if (ahead)
+		kt_note("%d threads durable past their last ack mark", ahead);
+	kt_note("verified %llu bytes, %llu acknowledged transactions (distinct)",
+		(unsigned long long)verified, (unsigned long long)ntx);
+	rawstore_fsck_opts_init(&fo);
+	fo.deep = 1;
+	fr.struct_size = sizeof(fr);
+	ret = rawstore_fsck(st, &fo, &fr);
+	kt_expect_eq(ret, 0, "deep fsck runs");
+	kt_check(fr.errors == 0 && fr.leaks == 0, "deep fsck clean (%llu errors, %llu leaks)",
+		 (unsigned long long)fr.errors, (unsigned long long)fr.leaks);
+	kt_expect_eq(rawstore_close(st), 0, "close");
+	free(m);
+	free(have);
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 7 && !strcmp(argv[1], "run"))
@@ -374,7 +1025,13 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "check"))
 		return check(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 			     strtoull(argv[5], NULL, 0));
+	if (argc == 7 && !strcmp(argv[1], "crun"))
+		return crun(argv[2], argv[3], argv[4], strtoull(argv[5], NULL, 0), argv[6]);
+	if (argc == 8 && !strcmp(argv[1], "ccheck"))
+		return ccheck(argv[2], argv[3], argv[4], strtoull(argv[5], NULL, 0), argv[6],
+			      argv[7]);
 	fprintf(stderr, "usage: t_powercut run DEV META N SEED LWNAME | "
-		"check DEV META ACKED SEED\n");
+		"check DEV META ACKED SEED | crun DEV META CONFIG SEED LWNAME | "
+		"ccheck DEV META CONFIG SEED ACKS RUNLOG\n");
 	return 2;
 }

@@ -31,7 +31,10 @@
 # checksum). Each variant prints its seed and the command that redoes it.
 #
 # The checker must be able to fail: at the last cut it is also asked for
-# the state two transactions back, which must be refused.
+# the state two transactions back, which must be refused. A variant that
+# cannot be built (or brought up) is a failure of its cut, never skipped:
+# powercut/unbuilt-variant-fails runs the counting with a variant that
+# t_lwreplay refuses and checks that it comes back as one more failure.
 #
 # At the end one JSON line sums the run:
 #   {"kind":"powercut","mode":"quick"|"full","cut_points":N,"variants":N,
@@ -144,60 +147,95 @@ pc_workload() { # the logged workload; 0 when it ran to its last ack
 	fi
 }
 
-pc_main() {
-	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
-	local start n prev cut acked out t0 secs w nvol nmulti variants v mode vseed what ok i m f c
-	local ncut nvar ntx nbytes nfail states_next fail_prefix fail_reorder fail_torn
-	local n_reorder n_torn control last_acked rc npoint nrand
+# pc_variant CUT MODE VSEED ACKS: build one variant of the cut on pc-chk
+# (the replayed prefix, then the window as MODE says), bring it up
+# ($pc_up), run the checker ($pc_check ACKS, output in /tmp/pc.out) and take
+# it down ($pc_down). Returns 0 if the check passed, 1 if it failed, 2 if
+# the variant could not be built or brought up (a failure as well).
+pc_variant() {
+	if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk > /tmp/pc.var 2>&1 ||
+		! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$1" "$2" "$3" \
+			$pc_atom > /tmp/pc.var 2>&1; then
+		echo "cannot build the variant: $(cat /tmp/pc.var)" > /tmp/pc.out
+		return 2
+	fi
+	if ! $pc_up 2> /tmp/pc.err; then
+		echo "cannot bring the variant up: $(cat /tmp/pc.err)" > /tmp/pc.out
+		$pc_down 2> /dev/null
+		return 2
+	fi
+	$pc_check "$4" > /tmp/pc.out 2>&1
+	rc=$?
+	$pc_down
+	[ $rc = 0 ] || return 1
+}
 
-	pc_cleanup
-	mkdir -p /mnt/pc /mnt/pcc
-	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
-		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
-		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
-		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk" ||
-		{ kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
-	if [ "${PC_REUSE:-0}" = 1 ]; then
-		kt_result powercut/setup PASS
-		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
-	elif ! pc_workload; then
-		pc_cleanup
+# pc_run_variant CUT MODE VSEED ACKS WHAT: pc_variant, counted. A variant
+# that cannot be built is a failure like a check that fails (it is not
+# skipped: the cut would be silently unchecked).
+pc_run_variant() {
+	pc_variant "$1" "$2" "$3" "$4"
+	rc=$?
+	nvar=$((nvar + 1))
+	[ "$2" = prefix ] || eval "n_$2=\$((n_$2 + 1))"
+	if [ $rc = 0 ]; then
+		t=$(sed -n 's/^# verified [0-9]* bytes, \([0-9]*\) acknowledged.*/\1/p' /tmp/pc.out)
+		ntx=$((ntx + ${t:-$4}))
+		nbytes=$((nbytes + $(sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p' \
+			/tmp/pc.out | head -1) + 0))
+		grep -q 'durable' /tmp/pc.out && states_next=$((states_next + 1))
+		[ "$2" = prefix ] && [ "$pc_mode" = full ] ||
+			echo "    $5: ok$(grep -q durable /tmp/pc.out && echo ', durable past its mark')"
+		return 0
+	fi
+	nfail=$((nfail + 1))
+	eval "fail_$2=\$((fail_$2 + 1))"
+	echo "    $5: FAIL"
+	sed 's/^/        /' /tmp/pc.var /tmp/pc.out
+	echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$1" \
+		"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
+		"PC_SEED=$pc_seed${pc_name:+ PC_ONLY=$pc_name} suite.sh v_powercut;" \
+		"variant $2 seed $3"
+	return 1
+}
+
+# pc_cut_points ENTRIES START K: K cut points (two thirds among the flush,
+# FUA and mark points, spread evenly, one third random; "points": all of
+# those and 100 random ones; "all": every entry after START).
+pc_cut_points() {
+	if [ -n "${PC_CUTLIST:-}" ]; then
+		for cut in $PC_CUTLIST; do echo "$cut"; done | sort -n -u
 		return
 	fi
-
-	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
-		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
-	n=$(wc -l < "$entries")
-	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
-	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
-		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
-	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
-	# Cut points: just before each flush, just after each FUA write or mark
-	# (spread evenly when there are more than wanted), and random entries.
-	if [ -n "${PC_CUTLIST:-}" ]; then
-		for cut in $PC_CUTLIST; do echo "$cut"; done | sort -n -u > "$cuts"
-	elif [ "$pc_cuts" = all ]; then
-		seq $((start + 1)) "$n" > "$cuts"
-	else {
-		if [ "$pc_cuts" = points ]; then
-			npoint=1000000000 nrand=100
-		else
-			npoint=$((pc_cuts * 2 / 3)) nrand=$((pc_cuts / 3))
-		fi
-		awk -v s="$start" '$1 > s && $2 ~ /F/ { print $1 }
-			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$entries" | sort -n -u |
+	if [ "$3" = all ]; then
+		seq $(($2 + 1)) "$(wc -l < "$1")"
+		return
+	fi
+	if [ "$3" = points ]; then
+		npoint=1000000000 nrand=100
+	else
+		npoint=$(($3 * 2 / 3)) nrand=$(($3 / 3))
+	fi
+	{
+		awk -v s="$2" '$1 > s && $2 ~ /F/ { print $1 }
+			$1 > s && $2 ~ /[UM]/ { print $1 + 1 }' "$1" | sort -n -u |
 			awk -v k="$npoint" '{ a[NR] = $1 } END {
 				if (NR == 0) exit; step = NR / k; if (step < 1) step = 1;
 				for (i = 1; i <= NR; i += step) print a[int(i)]; print a[NR] }'
-		awk -v s="$start" -v n="$n" -v k="$nrand" -v seed="$pc_seed" \
+		awk -v s="$2" -v n="$(wc -l < "$1")" -v k="$nrand" -v seed="$pc_seed" \
 			'BEGIN { srand(seed); for (i = 0; i < k; i++)
 				print s + 1 + int(rand() * (n - s)) }'
-	} | sort -n -u > "$cuts"
-	fi
+	} | sort -n -u
+}
 
-	t0=$(date +%s)
+# pc_cuts CUTS: replay the log to each cut point of the file CUTS
+# (incrementally on pc-rep) and run its variants through pc_run_variant.
+# $pc_acks CUT prints the acknowledgements the checker gets. Sets ncut,
+# nvar, ntx, nbytes, nfail, fail_*, n_reorder, n_torn, states_next,
+# last_cut, last_acks.
+pc_cuts() {
 	prev=0 ncut=0 nvar=0 ntx=0 nbytes=0 nfail=0 states_next=0
-	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0
+	fail_prefix=0 fail_reorder=0 fail_torn=0 n_reorder=0 n_torn=0 last_cut='' last_acks=''
 	t_lwreplay zero /dev/mapper/pc-rep
 	while read -r cut; do
 		set -- $(t_lwreplay window /dev/mapper/pc-log "$cut" $pc_atom)
@@ -205,8 +243,7 @@ pc_main() {
 		[ -n "$w" ] && [ "$w" -ge "$prev" ] || { echo "    cut $cut: no window"; break; }
 		t_lwreplay replay /dev/mapper/pc-log /dev/mapper/pc-rep "$prev" "$w" || break
 		prev=$w
-		acked=$(awk -v c="$cut" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
-			END { print a + 0 }' "$entries")
+		acks=$($pc_acks "$cut")
 		variants="prefix:0"
 		if [ "$nvol" -gt 0 ]; then
 			i=1
@@ -222,62 +259,78 @@ pc_main() {
 		for v in $variants; do
 			mode=${v%:*}
 			vseed=$((pc_seed * 1000003 + cut * 16 + ${v#*:}))
-			what="cut $cut (window $w, $nvol volatile, acked $acked) $mode seed $vseed"
-			nvar=$((nvar + 1))
-			ok=0
-			if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk ||
-				! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$cut" \
-					"$mode" "$vseed" $pc_atom > /tmp/pc.var 2>&1; then
-				echo "    $what: cannot build the variant: $(cat /tmp/pc.var)"
-				break 2
-			fi
-			pc_split /dev/mapper/pc-chk pc-c || break 2
-			if ! mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc 2> /tmp/pc.err; then
-				echo "    $what: FAIL: ext4 does not mount: $(cat /tmp/pc.err)"
-				sed 's/^/        /' /tmp/pc.var
-			else
-				out=$(t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$acked" \
-					"$pc_seed" 2>&1)
-				if [ $? != 0 ]; then
-					echo "    $what: FAIL"
-					sed 's/^/        /' /tmp/pc.var
-					echo "$out" | sed 's/^/        /'
-				else
-					ok=1
-					ntx=$((ntx + acked))
-					nbytes=$((nbytes + $(echo "$out" |
-						sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p')))
-					echo "$out" | grep -q 'durable before' &&
-						states_next=$((states_next + 1))
-					[ "$mode" = prefix ] || [ "$pc_mode" = quick ] &&
-						echo "    $what: ok$(echo "$out" | sed -n \
-						's/^# state after transaction [0-9]* (durable.*/, next one durable/p')"
-				fi
-				umount /mnt/pcc
-			fi
-			if [ $ok = 0 ]; then
-				nfail=$((nfail + 1))
-				eval "fail_$mode=\$((fail_$mode + 1))"
-				echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$cut" \
-					"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
-					"PC_SEED=$pc_seed suite.sh v_powercut; variant $mode seed $vseed"
-			fi
-			[ "$mode" = prefix ] || eval "n_$mode=\$((n_$mode + 1))"
-			last_acked=$acked
-			$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+			pc_run_variant "$cut" "$mode" "$vseed" "$acks" \
+				"cut $cut (window $w, $nvol volatile, acked $acks) $mode seed $vseed"
 		done
-	done < "$cuts"
+		last_cut=$cut last_acks=$acks
+	done < "$1"
+}
+
+# The serial campaign's hooks: the store's halves are pc-cdata and pc-cmeta
+# (ext4, at /mnt/pcc) over the check region.
+pc_up_serial() {
+	pc_split /dev/mapper/pc-chk pc-c && mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc
+}
+pc_down_serial() {
+	umount /mnt/pcc 2> /dev/null
+	$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
+}
+pc_check_serial() {
+	t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$1" "$pc_seed"
+}
+pc_acks_serial() {
+	awk -v c="$1" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
+		END { print a + 0 }' /tmp/pc.entries
+}
+
+pc_main() {
+	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
+	local n start t0 secs m f c control rc
+
+	pc_name=
+	pc_cleanup
+	mkdir -p /mnt/pc /mnt/pcc
+	pc_regions || { kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
+	if [ "${PC_REUSE:-0}" = 1 ]; then
+		kt_result powercut/setup PASS
+		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
+	elif ! pc_workload; then
+		pc_cleanup
+		return
+	fi
+
+	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
+		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
+	n=$(wc -l < "$entries")
+	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
+	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
+		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
+	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
+	pc_cut_points "$entries" "$start" "$pc_cuts" > "$cuts"
+
+	t0=$(date +%s)
+	pc_up=pc_up_serial pc_down=pc_down_serial pc_check=pc_check_serial pc_acks=pc_acks_serial
+	pc_cuts "$cuts"
 	secs=$(($(date +%s) - t0))
 	# Control: the final state is not the one two transactions back.
 	control=FAIL
-	if [ "${last_acked:-0}" -ge 2 ] && pc_split /dev/mapper/pc-chk pc-c &&
-		mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc; then
-		t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((last_acked - 2)) \
+	if [ "${last_acks:-0}" -ge 2 ] && pc_up_serial; then
+		t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((last_acks - 2)) \
 			"$pc_seed" > /tmp/pc.control 2>&1 || control=PASS
-		umount /mnt/pcc
-		$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
 	fi
+	pc_down_serial 2> /dev/null
 	kt_result powercut/checker-refuses-old-state $control
+	# A variant that cannot be built counts as a failure: the last cut
+	# again, with a mode t_lwreplay refuses, must come back counted.
+	rc=$( (pc_run_variant "${last_cut:-0}" bogus 1 "${last_acks:-0}" \
+		"self-check: cut ${last_cut:-0}, a variant that cannot be built" > /dev/null
+		echo "$nfail $nvar") )
+	if [ "$rc" = "$((nfail + 1)) $((nvar + 1))" ]; then
+		kt_result powercut/unbuilt-variant-fails PASS
+	else
+		kt_result powercut/unbuilt-variant-fails FAIL "failures, variants went from" \
+			"$nfail $nvar to $rc, want one more of each"
+	fi
 	echo "    $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
 		"$pc_txns transactions, $nfail failures, $secs s ($states_next held the next," \
 		"not yet acknowledged transaction)"
@@ -298,11 +351,274 @@ pc_main() {
 			kt_result powercut/$m PASS
 		fi
 	done
-	printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' "$pc_mode" \
-		"$ncut" "$nvar"
-	printf '"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}\n' "$ntx" \
-		"$nbytes" "$nfail" "$secs"
+	pc_json="$(printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' \
+		"$pc_mode" "$ncut" "$nvar")$(printf \
+		'"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}' "$ntx" \
+		"$nbytes" "$nfail" "$secs")"
 	pc_cleanup
 }
 
-pc_main
+pc_regions() {
+	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
+		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
+		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
+		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk"
+}
+
+# --- The concurrent campaign: submitters in parallel, every policy ---------
+#
+# Issue 24: "a power-cut campaign under concurrency and every policy". The
+# same log, cuts and variants, but t_powercut crun: PC_THREADS submitter
+# threads (4), each with up to PC_DEPTH (4) asynchronous transactions in
+# flight on objects of its own, PC_CTXNS (quick 32, full 48) transactions
+# each, so that groups join and the pipeline is full (the workload prints
+# its commit groups; fewer groups than transactions is checked). The
+# callback marks each acknowledgement "a-<thread>-<index>" in the log; at
+# a cut, each thread's objects must hold its state after its last
+# acknowledged transaction or a later one, the threads' states together
+# must be a prefix of the submission order, and a deep fsck must be clean
+# (see t_powercut.c, ccheck). One configuration per line of pc_configs:
+#   NAME KIND CONFIG
+# KIND file: the store in a file on ext4 (the data half is an ext4 too, so
+#   punch-hole and zero-range work and the inline and background punch
+#   policies and prepare's claims of zeroed space run: dm-log-writes passes
+#   no write-zeroes, so a store on the raw logged device can do neither);
+# KIND thin: the store on a dm-thin device whose pool sits on the logged
+#   device (provisioning, freed space discarded back to the pool), the
+#   device marked non-rotational and deferred new data forced on.
+# CONFIG is t_powercut's: t threads, d depth, n transactions per thread,
+# mau allocation unit, punch and zero policies, dmax deferred_max, dnew
+# deferred_new_max, err a write error (it lands, then fails: the retry
+# applies the rest of the group again) armed every err transactions of
+# thread 0 (deferred writes off there: a failed deferred write is not a
+# transaction's and stops the store). Each configuration checks, as
+# powercut/NAME/paths, that the workload took its paths.
+# Results: powercut/NAME/workload, /paths, /cuts (every variant of every
+# cut point), /checker-refuses-wrong-model (the last cut checked against
+# the model of another seed must be refused).
+# Env: PC_CCUTS cut points per configuration (quick 12, full 24; "points",
+# "all"), PC_ONLY=NAME only that configuration (and not the serial
+# campaign), PC_THREADS, PC_DEPTH, PC_CTXNS.
+pc_cthreads=${PC_THREADS:-4} pc_cdepth=${PC_DEPTH:-4}
+if [ "$pc_mode" = full ]; then
+	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24}
+else
+	pc_ctxns=${PC_CTXNS:-32} pc_ccuts=${PC_CCUTS:-12}
+fi
+pc_cbase="t=$pc_cthreads,d=$pc_cdepth,n=$pc_ctxns"
+pc_configs="file-inline-errors file $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5
+file-background-deferred file $pc_cbase,mau=16384,punch=background,zero=prepare,dmax=32768,dnew=16384
+thin-nonrot-deferred thin $pc_cbase,punch=inline,dmax=32768,dnew=16384"
+pc_pmeta=8192		# thin: pool metadata (4 MiB) at the start of the meta half
+
+# pcx_up UNDER PREFIX: the configuration's devices over UNDER, mounted at
+# /mnt/pc (or /mnt/pcc for the check region) and /mnt/pcd (file: the data
+# ext4); the store's device is then $pcx_dev.
+pcx_up() {
+	local mnt=/mnt/pc
+	[ "$2" = pc- ] || mnt=/mnt/pcc
+	case $pc_kind in
+	file)
+		pc_split "$1" "$2" &&
+			mount -t ext4 "/dev/mapper/$2data" /mnt/pcd &&
+			mount -t ext4 "/dev/mapper/$2meta" $mnt || return 1
+		pcx_dev=/mnt/pcd/data.img pcx_meta=$mnt/meta
+		;;
+	thin)
+		$pc_dm create "$2pdata" --table "0 $pc_data linear $1 0" &&
+			$pc_dm create "$2pmeta" --table "0 $pc_pmeta linear $1 $pc_data" &&
+			$pc_dm create "$2meta" --table \
+				"0 $((pc_meta - pc_pmeta)) linear $1 $((pc_data + pc_pmeta))" &&
+			$pc_dm create "$2pool" --table "0 $pc_data thin-pool /dev/mapper/$2pmeta \
+/dev/mapper/$2pdata 128 0 1 error_if_no_space" || return 1
+		if [ "$2" = pc- ]; then
+			$pc_dm message pc-pool 0 "create_thin 1" || return 1
+		fi
+		$pc_dm create "$2data" --table "0 $pc_data thin /dev/mapper/$2pool 1" &&
+			mount -t ext4 "/dev/mapper/$2meta" $mnt || return 1
+		pcx_dev=/dev/mapper/$2data pcx_meta=$mnt/meta
+		;;
+	esac
+}
+
+pcx_down() { # pcx_down PREFIX
+	umount /mnt/pcd 2> /dev/null
+	umount /mnt/pc 2> /dev/null
+	umount /mnt/pcc 2> /dev/null
+	for d in data meta pool pdata pmeta; do
+		[ -e "/dev/mapper/$1$d" ] && $pc_dm remove "$1$d"
+	done
+	return 0
+}
+
+pcx_mkfs() { # the file systems (and the thin device) of a fresh workload
+	case $pc_kind in
+	file)
+		pc_split /dev/mapper/pc-lw pc- &&
+			for h in data meta; do
+				/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+					/dev/mapper/pc-$h || return 1
+			done &&
+			$pc_dm remove pc-data && $pc_dm remove pc-meta
+		;;
+	thin)
+		$pc_dm create pc-pmeta --table "0 $pc_pmeta linear /dev/mapper/pc-lw $pc_data" &&
+			dd if=/dev/zero of=/dev/mapper/pc-pmeta bs=4096 count=1 conv=fsync 2> /dev/null &&
+			$pc_dm remove pc-pmeta &&
+			$pc_dm create pc-meta --table \
+				"0 $((pc_meta - pc_pmeta)) linear /dev/mapper/pc-lw $((pc_data + pc_pmeta))" &&
+			/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+				/dev/mapper/pc-meta &&
+			$pc_dm remove pc-meta
+		;;
+	esac
+}
+
+pc_up_conc() { pcx_up /dev/mapper/pc-chk pc-c; }
+pc_down_conc() { pcx_down pc-c; }
+pc_check_conc() {
+	t_powercut ccheck "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_cseed" "$1" /tmp/pcc.run
+}
+# The last acknowledgement of each thread before the cut: "A0,A1,...".
+pc_acks_conc() {
+	awk -v c="$1" -v t="$pc_cthreads" '$1 < c && $5 ~ /^a-/ {
+			split($5, f, "-"); if (f[3] + 0 > a[f[2]]) a[f[2]] = f[3] + 0 }
+		END { for (i = 0; i < t; i++) printf "%s%d", i ? "," : "", a[i] }' /tmp/pc.entries
+}
+
+pcx_perf() { # pcx_perf KEY: the value after KEY on the workload's PERF line
+	awk -v k="$1" '$1 == "PERF" { for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
+		/tmp/pcc.run
+}
+
+# pcx_paths: the workload took the configuration's paths ("" if so).
+pcx_paths() {
+	local why=
+	[ -n "$(pcx_perf txns)" ] || { echo "no PERF line"; return; }
+	[ "$(pcx_perf groups)" -lt "$(pcx_perf txns)" ] ||
+		why="$why; $(pcx_perf txns) transactions in $(pcx_perf groups) groups (none joined)"
+	case $pc_cfg in *err=*) [ "$(pcx_perf failed)" -gt 0 ] ||
+		why="$why; no transaction met a write error" ;; esac
+	case $pc_cfg in *punch=inline*|*punch=background*) [ "$(pcx_perf punched_bg)" -gt 0 ] ||
+		why="$why; nothing punched by the punch policy" ;; esac
+	case $pc_cfg in *zero=prepare*) [ "$(pcx_perf zero_claims)" -gt 0 ] ||
+		why="$why; no claim of zeroed space" ;; esac
+	case $pc_cfg in *dnew=16384*) [ "$(pcx_perf deferred_new)" -gt 0 ] ||
+		why="$why; no deferred new data" ;; esac
+	if [ "$pc_kind" = thin ]; then
+		[ "$(pcx_perf provisioned)" -gt 0 ] || why="$why; nothing provisioned"
+		grep -q '^POLICY .* provisioning 1 rotational 0 .* deferred_new_max 16384$' \
+			/tmp/pcc.run || why="$why; want provisioning, non-rotational, deferred new data"
+	fi
+	echo "${why#; }"
+}
+
+pc_conc_one() { # pc_conc_one NAME KIND CONFIG
+	local entries=/tmp/pc.entries cuts=/tmp/pc.cuts start n t0 secs why rc rdev
+	pc_name=$1 pc_kind=$2 pc_cfg=$3 pc_cseed=$pc_seed
+	case $pc_kind in
+	file) pc_atom="0 8" ;;		# both halves are ext4: 4 KiB blocks
+	thin) pc_atom="$pc_data 8" ;;	# the pool's data tears at 512 bytes
+	esac
+	echo "=== powercut/$pc_name: $pc_kind, $pc_cfg, seed $pc_seed"
+	pcx_down pc-; pcx_down pc-c; pc_cleanup
+	mkdir -p /mnt/pc /mnt/pcc /mnt/pcd
+	pc_regions || { kt_result powercut/$pc_name/workload FAIL "dmsetup linear failed"; return; }
+	for d in pc-log pc-orig pc-rep; do
+		t_lwreplay zero /dev/mapper/$d ||
+			{ kt_result powercut/$pc_name/workload FAIL "cannot zero $d"; pc_cleanup; return; }
+	done
+	if ! $pc_dm create pc-lw --table \
+		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> /tmp/pc.err ||
+		! pcx_mkfs || ! pcx_up /dev/mapper/pc-lw pc- 2> /tmp/pc.err; then
+		kt_result powercut/$pc_name/workload FAIL "setting up: $(cat /tmp/pc.err)"
+		pcx_down pc-; pc_cleanup
+		return
+	fi
+	[ "$pc_kind" != file ] || /usr/sbin/truncate -s 40M "$pcx_dev"
+	if [ "$pc_kind" = thin ]; then
+		rdev=dm-$($pc_dm info -c --noheadings -o minor pc-data | tr -d ' ')
+		echo 0 > "/sys/block/$rdev/queue/rotational" ||
+			echo "    cannot mark $rdev non-rotational"
+	fi
+	timeout -s KILL 900 t_powercut crun "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_seed" pc-lw \
+		> /tmp/pcc.run 2>&1
+	rc=$?
+	grep -v '^SUB ' /tmp/pcc.run | grep -v '^FAILED ' | sed 's/^/    /'
+	pcx_down pc-
+	$pc_dm remove pc-lw
+	if [ $rc != 0 ] || ! grep -qx CDONE /tmp/pcc.run; then
+		kt_result powercut/$pc_name/workload FAIL "(exit $rc)"
+		pc_cleanup
+		return
+	fi
+	kt_result powercut/$pc_name/workload PASS
+	why=$(pcx_paths)
+	if [ -n "$why" ]; then
+		kt_result powercut/$pc_name/paths FAIL "$why"
+	else
+		kt_result powercut/$pc_name/paths PASS
+	fi
+
+	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
+		{ kt_result powercut/$pc_name/cuts FAIL "cannot read the log"; pc_cleanup; return; }
+	n=$(wc -l < "$entries")
+	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
+	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
+		"$(grep -c ' a-' "$entries") ack marks; mkfs done at entry $start"
+	[ -n "$start" ] ||
+		{ kt_result powercut/$pc_name/cuts FAIL "no ack-0 mark"; pc_cleanup; return; }
+	pc_cut_points "$entries" "$start" "$pc_ccuts" > "$cuts"
+	t0=$(date +%s)
+	pc_up=pc_up_conc pc_down=pc_down_conc pc_check=pc_check_conc pc_acks=pc_acks_conc
+	pc_cuts "$cuts"
+	secs=$(($(date +%s) - t0))
+	# Control: the last cut against another seed's model is refused.
+	rc=FAIL
+	if [ -n "$last_cut" ] && pc_up_conc 2> /dev/null; then
+		pc_cseed=$((pc_seed + 1))
+		pc_check_conc "$last_acks" > /tmp/pc.control 2>&1 || rc=PASS
+		pc_cseed=$pc_seed
+	fi
+	pc_down_conc
+	kt_result powercut/$pc_name/checker-refuses-wrong-model $rc
+	echo "    $pc_name: $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
+		"$ntx acknowledged transactions checked, $nfail failures, $secs s" \
+		"($states_next checks found threads durable past their marks)"
+	if [ "$ncut" = 0 ] || [ "$ncut" != "$(wc -l < "$cuts")" ]; then
+		kt_result powercut/$pc_name/cuts FAIL "checked $ncut of $(wc -l < "$cuts") cut points"
+	elif [ "$nfail" != 0 ]; then
+		kt_result powercut/$pc_name/cuts FAIL "$nfail of $nvar variants lost or mangled" \
+			"data ($fail_prefix prefix, $fail_reorder reorder, $fail_torn torn)"
+	else
+		kt_result powercut/$pc_name/cuts PASS
+	fi
+	pcc_cut=$((pcc_cut + ncut)) pcc_var=$((pcc_var + nvar)) pcc_fail=$((pcc_fail + nfail))
+	pcc_tx=$((pcc_tx + ntx)) pcc_bytes=$((pcc_bytes + nbytes)) pcc_n=$((pcc_n + 1))
+	pcc_distinct=$((pcc_distinct + $(grep -c '^SUB ' /tmp/pcc.run)))
+	pc_cleanup
+}
+
+pc_conc_main() {
+	local t0 name kind cfg
+	t0=$(date +%s)
+	pcc_cut=0 pcc_var=0 pcc_fail=0 pcc_tx=0 pcc_bytes=0 pcc_n=0 pcc_distinct=0
+	echo "$pc_configs" > /tmp/pc.configs
+	while read -r name kind cfg; do
+		[ -z "${PC_ONLY:-}" ] || [ "$PC_ONLY" = "$name" ] || continue
+		pc_conc_one "$name" "$kind" "$cfg"
+	done < /tmp/pc.configs
+	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points," \
+		"$pcc_var variants, $pcc_distinct transactions submitted," \
+		"$pcc_tx acknowledged transactions checked, $pcc_fail failures"
+	printf '{"kind":"powercut_concurrent","mode":"%s","configurations":%d,"cut_points":%d,' \
+		"$pc_mode" "$pcc_n" "$pcc_cut"
+	printf '"variants":%d,"txns_submitted":%d,"txns_checked":%d,"bytes_verified":%d,' \
+		"$pcc_var" "$pcc_distinct" "$pcc_tx" "$pcc_bytes"
+	printf '"failures":%d,"seconds":%d}\n' "$pcc_fail" "$(($(date +%s) - t0))"
+}
+
+pc_json=
+[ -n "${PC_ONLY:-}" ] || pc_main
+pc_conc_main
+[ -z "$pc_json" ] || echo "$pc_json"
