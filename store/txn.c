@@ -731,6 +731,75 @@ static int defer_overwrite(struct actx *a, struct rs_onode *o, uint64_t a0, uint
 	return 0;
 }
 
+/*
+ * Allocate the units for [@a0, @b0) of @o (next to the extent before it
+ * where possible) and record them in the transaction: how many pieces, in
+ * *@pieces (the caller frees it), or -errno.  A piece that cannot be
+ * recorded fails the write: the pieces recorded before it go back with the
+ * failed transaction, the rest at once.
+ */
+static int alloc_units(struct actx *a, const struct rs_onode *o, uint64_t a0, uint64_t b0,
+		       bool partial, struct pext **pieces, bool *zeroed)
+{
+	struct rawstore *st = a->st;
+	uint64_t U = st->min_alloc, hint = 0, want = 0;
+	int n, i, ret = 0;
+
+	*pieces = NULL;
+	if (a0) {
+		uint32_t j = onode_find(o, a0 - 1);
+
+		if (j < o->n_ext && o->ext[j].lofs + o->ext[j].len == a0)
+			hint = o->ext[j].pofs + o->ext[j].len;
+	}
+	if (!o->n_ext && o->alloc_hint > a0)
+		want = round_up(o->alloc_hint - a0, U);
+	n = space_alloc(st, b0 - a0, hint, want, partial, pieces, zeroed);
+	if (n < 0) {
+		*pieces = NULL;		/* as the caller frees it: nothing */
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		ret = rs_fail_check(RS_FAIL_ALLOC_RECORD) ? -ENOMEM :
+		      pext_push(&a->c->allocs, (*pieces)[i].off, (*pieces)[i].len);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		/* Pieces [0, i) are recorded and go back with the failed
+		 * transaction; the rest, never written, go back now. */
+		space_unalloc(st, *pieces + i, (size_t)(n - i));
+		return ret;
+	}
+	return n;
+}
+
+/* Map the @n allocated pieces at @a0 in @o, with the checksums of @buf's
+ * blocks (the op's own buffer if @ops_buf: checked against the call's). */
+static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const struct pext *pieces,
+		     int n, const uint8_t *buf, bool ops_buf)
+{
+	uint32_t cb = a->st->csum_block;
+	uint64_t cur = 0;
+	int i, ret = 0;
+
+	for (i = 0; !ret && i < n; cur += pieces[i].len, i++) {
+		struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len, NULL };
+		uint32_t j, nc = (uint32_t)(pieces[i].len / cb);
+
+		e.crcs = malloc(4 * (size_t)nc);
+		if (!e.crcs)
+			return -ENOMEM;
+		for (j = 0; j < nc; j++)
+			e.crcs[j] = block_crc(a->wop, ops_buf, buf + cur + (uint64_t)j * cb,
+					      a0 + cur + (uint64_t)j * cb, cb);
+		ret = onode_insert(o, &e, cb);
+		if (ret)
+			free(e.crcs);
+	}
+	return ret;
+}
+
 /* Write @len bytes (NULL data: zeros) at @off into newly allocated units. */
 static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const uint8_t *data,
 			 uint64_t len)
@@ -743,7 +812,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 	while (pos < end) {
 		uint64_t a0 = round_down(pos, U);
 		uint64_t b0 = min_u64(round_up(end, U), a0 + CHUNK);
-		uint64_t cend = min_u64(end, b0), hint = 0, want = 0, cur, wa, wb;
+		uint64_t cend = min_u64(end, b0), cur, wa, wb;
 		bool head_mapped = pos > a0 && au_mapped(o, a0);
 		bool tail_mapped = cend < b0 && au_mapped(o, b0 - U);
 		struct pext *pieces = NULL;
@@ -802,29 +871,11 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			pos = cend;
 			continue;
 		}
-		if (a0) {
-			uint32_t j = onode_find(o, a0 - 1);
-
-			if (j < o->n_ext && o->ext[j].lofs + o->ext[j].len == a0)
-				hint = o->ext[j].pofs + o->ext[j].len;
-		}
-		if (!o->n_ext && o->alloc_hint > a0)
-			want = round_up(o->alloc_hint - a0, U);
-		n = space_alloc(st, b0 - a0, hint, want, wa > a0 || wb < b0, &pieces, &zeroed);
+		n = alloc_units(a, o, a0, b0, wa > a0 || wb < b0, &pieces, &zeroed);
 		if (n < 0) {
 			ret = n;
-			goto out_free_buf;
-		}
-		for (i = 0; i < n; i++) {
-			ret = rs_fail_check(RS_FAIL_ALLOC_RECORD) ? -ENOMEM :
-			      pext_push(&a->c->allocs, pieces[i].off, pieces[i].len);
-			if (ret)
-				break;
-		}
-		if (ret) {
-			/* Pieces [0, i) are recorded and go back with the failed
-			 * transaction; the rest, never written, go back now. */
-			space_unalloc(st, pieces + i, (size_t)(n - i));
+			if (!pieces)
+				goto out_free_buf;
 			goto out_free_pieces;
 		}
 		/* Small new data: whole units through the WAL ([a0, b0) of @buf
@@ -839,23 +890,8 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
 		}
 		ret = punch_release(a, o, a0, b0);
-		for (i = 0, cur = 0; !ret && i < n; cur += pieces[i].len, i++) {
-			struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len,
-					       NULL };
-			uint32_t j, nc = (uint32_t)(pieces[i].len / cb);
-
-			e.crcs = malloc(4 * (size_t)nc);
-			if (!e.crcs) {
-				ret = -ENOMEM;
-				break;
-			}
-			for (j = 0; j < nc; j++)
-				e.crcs[j] = block_crc(a->wop, !own, buf + cur + (uint64_t)j * cb,
-						      a0 + cur + (uint64_t)j * cb, cb);
-			ret = onode_insert(o, &e, cb);
-			if (ret)
-				free(e.crcs);
-		}
+		if (!ret)
+			ret = map_units(a, o, a0, pieces, n, buf, !own);
 		/* Deferred: the records go into the batch (copies), the data to
 		 * the device after the commit.  Else queued, not waited for: the
 		 * commit stage waits before its flush.  The buffer goes with the
