@@ -379,10 +379,6 @@ void rs_store_stop(struct rawstore *st, int err)
 	pthread_mutex_unlock(&stop_lock);
 }
 
-static void store_stop(struct rawstore *st, int err)
-{
-	rs_store_stop(st, err);
-}
 
 static int append_vec(struct pext_vec *dst, const struct pext_vec *src)
 {
@@ -439,18 +435,12 @@ static void unalloc_settled(struct rawstore *st, const struct pext *v, size_t n)
 	if (busy) {
 		rs_err(st, -EIO, "write queue failed with %u writes in flight; their units "
 		       "are not reused, store stopped", busy);
-		store_stop(st, -EIO);
+		rs_store_stop(st, -EIO);
 		return;
 	}
 	space_unalloc(st, v, n);
 }
 
-/* Give back a failed transaction's allocations once its queued writes are
- * done (their errors do not matter: it failed). */
-static void unalloc_after(struct rawstore *st, const struct pext_vec *allocs)
-{
-	unalloc_settled(st, allocs->v, allocs->n);
-}
 
 /*
  * After data write errors that each carry the tag of their transaction
@@ -544,7 +534,7 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 
 	if (g->wrote) {
 		rs_err(st, err, "%s; store stopped", msg);
-		store_stop(st, err);
+		rs_store_stop(st, err);
 	}
 	space_hold_free(st, &g->hold);
 	for (i = 0; i < g->n; i++)
@@ -712,15 +702,16 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 		/* What was copied into the group before the failure goes too. */
 		r->g.allocs.n = na;
 		r->g.frees.n = nf;
-		/* Its writes finish before its units can be allocated again. */
-		unalloc_after(st, &c.allocs);
+		/* Its writes finish before its units can be allocated again
+		 * (their errors do not matter: it failed). */
+		unalloc_settled(st, c.allocs.v, c.allocs.n);
 		deferred_truncate(st, dq_mark);
 		if (rs_fail_check(RS_FAIL_ROLLBACK))
 			err = strdup("injected failure");
 		else
 			rocksdb_writebatch_wi_rollback_to_save_point(st->wb, &err);
 		if (err) {
-			store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
+			rs_store_stop(st, rs_err(st, -EIO, "batch rollback failed: %s", err));
 			free(err);
 		}
 		PERF_ADD(st, txns_failed, 1);
@@ -846,7 +837,7 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 		rs_err(st, ret, "device flush failed; group not committed, store stopped");
 		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
 		r->n_done = 0;
-		store_stop(st, ret);
+		rs_store_stop(st, ret);
 	}
 	return ret;
 }
@@ -862,14 +853,14 @@ static void group_deferred(struct rawstore *st, struct group_run *r)
 		/* Committed either way: a failed write is replayed at open. */
 		err = deferred_write(st);
 		if (err)
-			store_stop(st, err);
+			rs_store_stop(st, err);
 	}
 	pthread_rwlock_wrlock(&st->rwlock);
 	st->defq_visible = false;
 	if (!err && !rs_failed(st)) {
 		err = deferred_written(st);
 		if (err)
-			store_stop(st, err);
+			rs_store_stop(st, err);
 	}
 	pthread_rwlock_unlock(&st->rwlock);
 }
@@ -909,7 +900,7 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 	} else {
 		/* In-memory and on-disk state may differ now: stop. */
 		rs_err(st, ret, "metadata commit failed; store stopped");
-		store_stop(st, ret);
+		rs_store_stop(st, ret);
 	}
 	pthread_rwlock_unlock(&st->rwlock);
 	if (!ret && deferred)
@@ -1148,7 +1139,7 @@ int rs_commit_wb(struct rawstore *st)
 	ocache_clear(st->ocache);
 	keyvec_free(&st->ocache_dirty);
 	if (ret)
-		store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
+		rs_store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
 	space_snapshot(st);
 	pthread_rwlock_unlock(&st->rwlock);
 	rocksdb_writebatch_wi_clear(st->wb);

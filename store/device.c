@@ -1020,10 +1020,10 @@ int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len)
 
 int dev_flush(struct rs_dev *d)
 {
-	if (d->read_only)
-		return -EROFS;
 	int ret;
 
+	if (d->read_only)
+		return -EROFS;
 	if (!d->g.write_cache)
 		return 1;
 	pthread_mutex_lock(&d->flush_lock);

@@ -755,10 +755,8 @@ static int alloc_units(struct actx *a, const struct rs_onode *o, uint64_t a0, ui
 	if (!o->n_ext && o->alloc_hint > a0)
 		want = round_up(o->alloc_hint - a0, U);
 	n = space_alloc(st, b0 - a0, hint, want, partial, pieces, zeroed);
-	if (n < 0) {
-		*pieces = NULL;		/* as the caller frees it: nothing */
+	if (n < 0)
 		return n;
-	}
 	for (i = 0; i < n; i++) {
 		ret = rs_fail_check(RS_FAIL_ALLOC_RECORD) ? -ENOMEM :
 		      pext_push(&a->c->allocs, (*pieces)[i].off, (*pieces)[i].len);
@@ -874,8 +872,6 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		n = alloc_units(a, o, a0, b0, wa > a0 || wb < b0, &pieces, &zeroed);
 		if (n < 0) {
 			ret = n;
-			if (!pieces)
-				goto out_free_buf;
 			goto out_free_pieces;
 		}
 		/* Small new data: whole units through the WAL ([a0, b0) of @buf
