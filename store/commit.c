@@ -21,6 +21,7 @@
 #include "debug.h"
 #include "deferred.h"
 #include "internal.h"
+#include "journal.h"
 #include "space.h"
 #include "util.h"
 
@@ -365,6 +366,14 @@ static void txn_fail(struct rawstore_txn *t, int result)
 			 rawstore_strerror(result));
 }
 
+/* This thread's last message (a copy: rs_err() overwrites it), or @err's
+ * name. */
+static const char *cause_of(int err, char buf[200])
+{
+	snprintf(buf, 200, "%s", *rawstore_errmsg() ? rawstore_errmsg() : rawstore_strerror(err));
+	return buf;
+}
+
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rs_store_stop(struct rawstore *st, int err)
@@ -629,7 +638,8 @@ bool commit_drain(struct rawstore *st)
 
 /* Write the group's batch (not synced): frees, allocations, counts; the
  * frees and readied space are held in @h until it is durable. */
-static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space_hold *h)
+static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space_hold *h,
+			 const struct rs_jdata_vec *unflushed)
 {
 	struct rs_key k;
 	char v[8];
@@ -655,7 +665,7 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 	}
 	__atomic_store_n(&last_batch_entries, (uint64_t)rocksdb_writebatch_wi_count(st->wb),
 			 __ATOMIC_RELEASE);
-	ret = meta_commit_nosync(st->meta, st->wb);
+	ret = meta_commit_data(st->meta, st->wb, unflushed);
 	if (!ret)
 		st->stored_nid = st->next_nid;
 	return ret;
@@ -669,6 +679,8 @@ struct group_run {
 	unsigned int ok;		/* applied without error in this pass */
 	unsigned int pass;		/* passes after write errors */
 	size_t n_done;			/* applied deferred records the batch deletes */
+	bool unflushed;			/* device journal: the new data is not
+					 * flushed; the record carries its checks */
 };
 
 /* Apply transaction @i of the group into st->wb behind a save point; a
@@ -678,6 +690,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	struct rawstore_txn *t = r->pg->ts[i];
 	struct rs_txn_ctx c = { 0 };
 	size_t dq_mark = st->defq.n, na = r->g.allocs.n, nf = r->g.frees.n;
+	size_t nj = r->g.jdata.n;
 	char *err = NULL;
 	int ret;
 
@@ -695,6 +708,8 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 		ret = append_vec(&r->g.allocs, &c.allocs);
 	if (!ret)
 		ret = append_vec(&r->g.frees, &c.frees);
+	if (!ret)
+		ret = jdata_append(&r->g.jdata, &c.jdata);
 	if (ret) {
 		txn_fail(t, ret);
 		/* Its part of the batch is rolled back below. */
@@ -702,6 +717,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 		/* What was copied into the group before the failure goes too. */
 		r->g.allocs.n = na;
 		r->g.frees.n = nf;
+		r->g.jdata.n = nj;
 		/* Its writes finish before its units can be allocated again
 		 * (their errors do not matter: it failed). */
 		unalloc_settled(st, c.allocs.v, c.allocs.n);
@@ -724,6 +740,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	}
 	pext_vec_free(&c.allocs);
 	pext_vec_free(&c.frees);
+	jdata_free(&c.jdata);
 }
 
 /* Stage 1: apply the group's transactions, taking in those that arrive
@@ -789,6 +806,7 @@ static int group_wait_writes(struct rawstore *st, struct group_run *r)
 		deferred_truncate(st, 0);
 		pext_vec_free(&r->g.allocs);
 		pext_vec_free(&r->g.frees);
+		jdata_free(&r->g.jdata);
 		memset(&r->g, 0, sizeof(r->g));
 		r->ok = 0;
 		r->pass++;
@@ -819,8 +837,24 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	struct rs_pipe *p = st->pipe;
 	int ret;
 
-	if (!r->g.wrote_data && st->defq.done_n - p->done_del < RS_DEFERRED_RETIRE)
+	bool retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE;
+
+	if (!r->g.wrote_data && !retire)
 		return 0;
+	/*
+	 * Device journal: the record carries checks of the new data, and the
+	 * one flush after it serves both (replay drops a last record whose
+	 * data did not land).  Not when the group's deferred writes may land
+	 * on that data, nor when deferred records retire (their data must be
+	 * in place before the record deleting them): flush first then.
+	 */
+	if (!retire && meta_journaled(st->meta) && !st->defq.n) {
+		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
+		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
+			drop_unflushed(st, &r->g.allocs);
+		r->unflushed = true;
+		return 0;
+	}
 	r->n_done = st->defq.done_n - p->done_del;
 	deferred_done_delete(st, p->done_del, st->defq.done_n);
 	rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
@@ -875,11 +909,12 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 	struct rs_pipe *p = st->pipe;
 	struct pipe_group *pg = r->pg;
 	bool deferred = st->defq.n > 0;
+	char cause[200];
 	int ret;
 
 	rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
 	pthread_rwlock_wrlock(&st->rwlock);
-	ret = commit_locked(st, &r->g, &pg->hold);
+	ret = commit_locked(st, &r->g, &pg->hold, r->unflushed ? &r->g.jdata : NULL);
 	/* Readers are out: the cache forgets the records the group
 	 * changed (all of them if the commit failed, too). */
 	ocache_drop_keys(st->ocache, &st->ocache_dirty);
@@ -899,7 +934,7 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 		st->defq_visible = deferred;
 	} else {
 		/* In-memory and on-disk state may differ now: stop. */
-		rs_err(st, ret, "metadata commit failed; store stopped");
+		rs_err(st, ret, "metadata commit failed (%s); store stopped", cause_of(ret, cause));
 		rs_store_stop(st, ret);
 	}
 	pthread_rwlock_unlock(&st->rwlock);
@@ -923,6 +958,7 @@ static void group_finish(struct rawstore *st, struct group_run *r)
 	rocksdb_writebatch_wi_clear(st->wb);
 	pext_vec_free(&r->g.allocs);
 	pext_vec_free(&r->g.frees);
+	jdata_free(&r->g.jdata);
 	pg->n = r->n;
 	pg->ok = r->ok;
 	pg->released = false;
@@ -1130,6 +1166,7 @@ int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg)
 
 int rs_commit_wb(struct rawstore *st)
 {
+	char cause[200];
 	int ret;
 
 	pthread_rwlock_wrlock(&st->rwlock);
@@ -1139,7 +1176,8 @@ int rs_commit_wb(struct rawstore *st)
 	ocache_clear(st->ocache);
 	keyvec_free(&st->ocache_dirty);
 	if (ret)
-		rs_store_stop(st, rs_err(st, ret, "metadata commit failed; store stopped"));
+		rs_store_stop(st, rs_err(st, ret, "metadata commit failed (%s); store stopped",
+					 cause_of(ret, cause)));
 	space_snapshot(st);
 	pthread_rwlock_unlock(&st->rwlock);
 	rocksdb_writebatch_wi_clear(st->wb);

@@ -32,6 +32,12 @@ enum rs_crash {
 					 * flight (not waited for) */
 	RS_CRASH_BEFORE_SYNC = 12,	/* flushed, batch written to RocksDB, not
 					 * synced by the store */
+	RS_CRASH_JOURNAL_TORN = 13,	/* device journal: a record written torn
+					 * (a byte of it wrong) */
+	RS_CRASH_JOURNAL_NODATA = 14,	/* device journal: a record written whole,
+					 * the new data beside it lost */
+	RS_CRASH_JOURNAL_WRITTEN = 15,	/* device journal: a record written, not
+					 * flushed */
 	/* Not on the commit path (numbers from 16: the commit path may grow). */
 	RS_CRASH_REPLAY_MID = 16,	/* open: a deferred record replayed, more to go */
 	RS_CRASH_REPLAY_FLUSHED = 17,	/* open: replayed and flushed, records kept */
@@ -41,7 +47,9 @@ enum rs_crash {
 	RS_CRASH_MKFS_META = 21,	/* mkfs: metadata written, no superblock */
 	RS_CRASH_MKFS_BACKUP_SB = 22,	/* mkfs: backup superblock written, not the
 					 * primary */
-	RS_CRASH_MAX = 23,
+	RS_CRASH_JOURNAL_REPLAY = 23,	/* open: a journal record replayed into the
+					 * memtable, more to go, nothing flushed */
+	RS_CRASH_MAX = 24,
 };
 
 #define RS_CRASH_EXIT 86

@@ -93,7 +93,7 @@ int deferred_write(struct rawstore *st)
 			ret = dev_submit(st->dev, ios, (unsigned int)n);
 			n = 0;
 		}
-		ios[n++] = (struct rs_io){ true, d->data, d->pofs, d->len };
+		ios[n++] = (struct rs_io){ true, d->data, d->pofs, d->len, false };
 	}
 	if (!ret && n)
 		ret = dev_submit(st->dev, ios, (unsigned int)n);

@@ -630,6 +630,8 @@ static void count_io(struct rs_dev *d, const struct rs_io *io)
 {
 	struct rawstore_perf *p = d->st ? &d->st->perf : NULL;
 
+	if (io->journal)	/* counted by the journal (journal_bytes) */
+		return;
 	if (p && io->write) {
 		__atomic_add_fetch(&p->dev_write_ops, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&p->dev_write_bytes, io->len, __ATOMIC_RELAXED);
@@ -668,7 +670,8 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 			ret = aio_batch(d, rg, ios + i, cnt);
 	}
 	pthread_mutex_unlock(&rg->lock);
-	return dev_done(ios[0].write ? RS_IO_WRITE : RS_IO_READ, ret, ios, n);
+	return dev_done(ios[0].journal ? RS_IO_JOURNAL : ios[0].write ? RS_IO_WRITE : RS_IO_READ,
+			ret, ios, n);
 }
 
 /* ---- the commit thread's write queue ---- */
@@ -1014,6 +1017,14 @@ int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
 int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len)
 {
 	struct rs_io io = { .write = true, .buf = (void *)buf, .off = off, .len = len };
+
+	return dev_submit(d, &io, 1);
+}
+
+int dev_write_journal(struct rs_dev *d, const void *buf, uint64_t off, size_t len)
+{
+	struct rs_io io = { .write = true, .journal = true, .buf = (void *)buf, .off = off,
+			    .len = len };
 
 	return dev_submit(d, &io, 1);
 }

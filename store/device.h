@@ -34,6 +34,7 @@ struct rs_io {
 	void *buf;			/* 4096-aligned */
 	uint64_t off;			/* bytes, logical-block aligned */
 	size_t len;			/* bytes, logical-block aligned */
+	bool journal;			/* a journal record (RS_IO_JOURNAL to the hooks) */
 };
 
 /* The kinds of device operation, as bits (fault injection selects them). */
@@ -44,6 +45,7 @@ enum rs_io_kind {
 	RS_IO_ZERO = 1 << 3,		/* dev_zero_range */
 	RS_IO_PUNCH = 1 << 4,		/* dev_punch_hole */
 	RS_IO_PROVISION = 1 << 5,	/* dev_provision, dev_prealloc_stale */
+	RS_IO_JOURNAL = 1 << 6,		/* dev_write_journal (a write, counted apart) */
 };
 
 /*
@@ -89,6 +91,8 @@ const char *dev_engine_name(const struct rs_dev *d);
 int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n);
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len);
 int dev_write(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
+/* dev_write of a journal record: the hooks see RS_IO_JOURNAL. */
+int dev_write_journal(struct rs_dev *d, const void *buf, uint64_t off, size_t len);
 /*
  * The write queue of the commit thread (one thread only): submit @n
  * writes and return without waiting.  @owned (may be NULL) is a buffer

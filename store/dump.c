@@ -85,6 +85,7 @@ static int count_onodes(struct rawstore *st, struct rawstore_records *r)
 static int records_job(struct rawstore *st, void *arg)
 {
 	struct rawstore_records *r = arg;
+	struct rs_journal_stat js;
 	int ret;
 
 	ret = space_quiesce(st);	/* no range out of the free list */
@@ -119,6 +120,17 @@ static int records_job(struct rawstore *st, void *arg)
 	r->dirty_bytes = r->free_bytes - min_u64(r->free_bytes, r->zeroed_bytes);
 	r->generation = rocksdb_get_latest_sequence_number(st->meta->db);
 	r->mkfs_time = le64toh(st->sb.mkfs_time);
+	if (meta_journal_stat(st->meta, &js)) {
+		r->journal_offset = js.off;
+		r->journal_size = js.len;
+		r->journal_durable_seq = js.durable_seq;
+		r->journal_start = js.durable_next;
+		r->journal_replayed = js.records;
+		r->journal_replayed_bytes = js.bytes;
+		r->journal_last_seq = js.last_seq;
+		r->journal_head = js.head;
+		r->journal_dropped = (uint64_t)js.dropped;
+	}
 	space_records(st, r);
 	return 0;
 }

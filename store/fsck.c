@@ -56,6 +56,7 @@ static const char *const kind_names[] = {
 	[RAWSTORE_FSCK_IO] = "io_error",
 	[RAWSTORE_FSCK_ZEROED_NOT_FREE] = "zeroed_not_free",
 	[RAWSTORE_FSCK_IN_FLIGHT] = "in_flight",
+	[RAWSTORE_FSCK_JOURNAL] = "journal",
 };
 
 void rawstore_fsck_opts_init(struct rawstore_fsck_opts *o)
@@ -618,6 +619,47 @@ static int check_supers(struct fsck *fk)
 	return 0;
 }
 
+/*
+ * Device journal: "J" (read through st->wb: the replayed records of a
+ * read-only open are laid over RocksDB) names a record at or behind the
+ * journal's head, inside what replay found.  Open checked the records
+ * themselves (a torn or foreign one ends the journal, it is no problem).
+ */
+static int check_journal(struct fsck *fk)
+{
+	struct rawstore *st = fk->st;
+	struct rs_journal_stat js;
+	struct rs_disk_jpos jp;
+	struct rs_key k = { 1, "J" };
+	size_t vl = 0;
+	char *v;
+	int ret;
+
+	if (!meta_journal_stat(st->meta, &js))
+		return 0;
+	ret = meta_get(st->meta, NULL, &k, &v, &vl);
+	if (ret && ret != -ENOENT)
+		return ret;
+	if (ret || vl != sizeof(jp)) {
+		if (!ret)
+			rocksdb_free(v);
+		report(fk, RAWSTORE_FSCK_JOURNAL, NULL, js.off, js.len, 0,
+		       "journal position record %s", ret ? "missing" : "has the wrong size");
+		return 0;
+	}
+	memcpy(&jp, v, sizeof(jp));
+	rocksdb_free(v);
+	if (le64toh(jp.seq) > js.last_seq ||
+	    le64toh(jp.seq) < js.durable_seq || le64toh(jp.next) > js.head)
+		report(fk, RAWSTORE_FSCK_JOURNAL, NULL, js.off, js.len, 0,
+		       "journal position (record %llu, next at %llu) is outside what the "
+		       "journal holds (records %llu to %llu, head at %llu)",
+		       (unsigned long long)le64toh(jp.seq), (unsigned long long)le64toh(jp.next),
+		       (unsigned long long)js.durable_seq, (unsigned long long)js.last_seq,
+		       (unsigned long long)js.head);
+	return 0;
+}
+
 /* The recorded object and collection counts must match what exists. */
 static int check_counts(struct fsck *fk)
 {
@@ -675,6 +717,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
 	ret = check_supers(fk);
+	if (!ret)
+		ret = check_journal(fk);
 	if (!ret)
 		ret = check_in_flight(fk);
 	if (!ret)

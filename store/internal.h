@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "deferred.h"
 #include "device.h"
+#include "journal.h"
 #include "meta.h"
 #include "ocache.h"
 #include "ondisk.h"
@@ -103,6 +104,7 @@ void rs_vlog(struct rawstore *st, int level, const char *fmt, va_list ap);
 struct rs_txn_ctx {
 	struct pext_vec allocs;		/* allocated by this txn */
 	struct pext_vec frees;		/* to free after commit */
+	struct rs_jdata_vec jdata;	/* device journal: checks of new data written */
 	int64_t d_objects, d_colls;
 	bool wrote_data;
 	bool deferred;

@@ -9,6 +9,7 @@
 
 #include "decode.h"
 #include "internal.h"
+#include "journal.h"
 #include "meta.h"
 #include "util.h"
 
@@ -91,6 +92,15 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	m->wnosync = rocksdb_writeoptions_create();
 	m->ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_verify_checksums(m->ro, 1);
+	if (st && (le32toh(st->sb.flags) & RS_SB_F_JOURNAL)) {
+		if (mode == META_RO)
+			m->overlay = rocksdb_writebatch_wi_create(0, 1);
+		ret = journal_open(st, m->db, m->overlay, &m->j);
+		if (ret) {
+			meta_close(m);
+			return ret;
+		}
+	}
 	*out = m;
 	return 0;
 
@@ -104,6 +114,9 @@ void meta_close(struct rs_meta *m)
 {
 	if (!m)
 		return;
+	journal_close(m->j, true);
+	if (m->overlay)
+		rocksdb_writebatch_wi_destroy(m->overlay);
 	rocksdb_close(m->db);
 	rocksdb_writeoptions_destroy(m->wsync);
 	rocksdb_writeoptions_destroy(m->wnosync);
@@ -129,6 +142,8 @@ int meta_get(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const struct rs_key
 {
 	char *err = NULL, *v;
 
+	if (!wb)
+		wb = m->overlay;
 	if (wb)
 		v = rocksdb_writebatch_wi_get_from_batch_and_db(wb, m->db, m->ro, k->buf, k->len,
 								 vlen, &err);
@@ -155,12 +170,40 @@ static int write_wb(struct rs_meta *m, const rocksdb_writeoptions_t *wo,
 
 int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
 {
-	return write_wb(m, m->wsync, wb);
+	char msg[256];
+	int ret;
+
+	if (!m->j)
+		return write_wb(m, m->wsync, wb);
+	ret = journal_append(m->j, wb, NULL);
+	if (!ret && (ret = journal_sync(m->j, msg, sizeof(msg))))
+		rs_err(m->st, ret, "%s", msg);
+	return ret;
 }
 
 int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb)
 {
-	return write_wb(m, m->wnosync, wb);
+	return meta_commit_data(m, wb, NULL);
+}
+
+int meta_commit_data(struct rs_meta *m, rocksdb_writebatch_wi_t *wb,
+		     const struct rs_jdata_vec *d)
+{
+	if (!m->j)
+		return write_wb(m, m->wnosync, wb);
+	return journal_append(m->j, wb, d);
+}
+
+bool meta_journaled(const struct rs_meta *m)
+{
+	return m->j != NULL;
+}
+
+bool meta_journal_stat(struct rs_meta *m, struct rs_journal_stat *s)
+{
+	if (m->j)
+		journal_stat(m->j, s);
+	return m->j != NULL;
 }
 
 int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
@@ -168,6 +211,8 @@ int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
 	char *err = NULL;
 	int ret;
 
+	if (m->j)
+		return journal_sync(m->j, msg, msglen);
 	rocksdb_flush_wal(m->db, 1, &err);
 	if (!err)
 		return 0;
@@ -182,6 +227,15 @@ int meta_put_sync(struct rs_meta *m, const struct rs_key *k, const void *v, size
 {
 	char *err = NULL;
 
+	if (m->j) {
+		rocksdb_writebatch_wi_t *wb = rocksdb_writebatch_wi_create(0, 1);
+		int ret;
+
+		rocksdb_writebatch_wi_put(wb, k->buf, k->len, v, vlen);
+		ret = meta_commit(m, wb);
+		rocksdb_writebatch_wi_destroy(wb);
+		return ret;
+	}
 	rocksdb_put(m->db, m->wsync, k->buf, k->len, v, vlen, &err);
 	if (err)
 		return db_error(m->st, err, "put");
@@ -201,6 +255,8 @@ int meta_iter_new(struct rs_meta *m, rocksdb_writebatch_wi_t *wb, const void *pr
 	memcpy(it->prefix, prefix, plen);
 	it->plen = plen;
 	base = rocksdb_create_iterator(m->db, m->ro);
+	if (!wb)
+		wb = m->overlay;
 	it->it = wb ? rocksdb_writebatch_wi_create_iterator_with_base(wb, base) : base;
 	rocksdb_iter_seek(it->it, it->prefix, plen);
 	*out = it;

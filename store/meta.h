@@ -14,6 +14,9 @@
 #include <rocksdb/c.h>
 
 struct rawstore;
+struct rs_journal;
+struct rs_journal_stat;
+struct rs_jdata_vec;
 
 struct rs_meta {
 	rocksdb_t *db;
@@ -22,6 +25,8 @@ struct rs_meta {
 	rocksdb_writeoptions_t *wnosync;	/* commit pipeline: synced by meta_sync_wal */
 	rocksdb_readoptions_t *ro;
 	struct rawstore *st;
+	struct rs_journal *j;		/* device journal (RS_SB_F_JOURNAL), else NULL */
+	rocksdb_writebatch_wi_t *overlay;	/* read-only + journal: records not in RocksDB */
 };
 
 #define KEY_MAX (3 + 255 + 2048 + 16)
@@ -53,6 +58,14 @@ int meta_commit(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
 /* Write @wb to the WAL and memtable without syncing it: durable after the
  * next meta_sync_wal() (or synced write) returned 0. */
 int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
+/* meta_commit_nosync(), and with the device journal the record carries
+ * @d: checks of new data written beside it and not flushed (NULL: none). */
+int meta_commit_data(struct rs_meta *m, rocksdb_writebatch_wi_t *wb,
+		     const struct rs_jdata_vec *d);
+/* Does the metadata go through the device journal (journal.h)? */
+bool meta_journaled(const struct rs_meta *m);
+/* What the journal's replay at open found; false without a journal. */
+bool meta_journal_stat(struct rs_meta *m, struct rs_journal_stat *s);
 /* Sync every write made so far to stable storage (FlushWAL(sync)); the
  * message goes into @msg (may be called from any thread). */
 int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen);

@@ -158,7 +158,7 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 		segs[i].pofs = e->pofs + cs;
 		segs[i].len = ct - cs;
 		segs[i].crcs = e->crcs + cs / cb;
-		ios[i] = (struct rs_io){ false, segs[i].bounce, segs[i].pofs, segs[i].len };
+		ios[i] = (struct rs_io){ false, segs[i].bounce, segs[i].pofs, segs[i].len, false };
 		/* A read on the commit thread may need data still being written. */
 		if (overlay) {
 			ret = dev_wq_wait_range(st->dev, segs[i].pofs, segs[i].len);

@@ -7,6 +7,8 @@
  * Device layout (bytes):
  *   [0, 4096)                  primary superblock (struct rs_disk_super + zeros)
  *   [RS_SB_BACKUP_OFFSET, +4096) backup superblock
+ *   [journal_off, +journal_len) the journal (format 2, RS_SB_F_JOURNAL only):
+ *                              records of struct rs_disk_jrec (journal.h)
  *   [data_start, device_size)  allocation units of object data
  *
  * RocksDB keys (metadata directory):
@@ -33,6 +35,9 @@
  *                                     replayed at open, deleted once flushed
  *   "R" be64(unit offset)             le32 extra references of a unit shared
  *                                     by clones
+ *   "J"                               struct rs_disk_jpos: the journal record
+ *                                     that carried this batch (device journal
+ *                                     only; every batch puts it last)
  *
  * Onode record:
  *   struct rs_disk_onode
@@ -52,7 +57,10 @@ typedef uint32_t rs_le32;
 typedef uint64_t rs_le64;
 
 #define RS_SB_MAGIC		0x31524f5453574152ULL	/* "RAWSTOR1" */
-#define RS_FORMAT_VERSION	1
+#define RS_FORMAT_VERSION	2	/* newest understood; 1 = no journal fields */
+#define RS_FORMAT_JOURNAL	2	/* the first with RS_SB_F_JOURNAL */
+#define RS_SB_F_JOURNAL		(1U << 0)	/* metadata journal on the device */
+#define RS_SB_F_KNOWN		RS_SB_F_JOURNAL
 #define RS_SB_BLOCK		4096			/* bytes per copy */
 #define RS_SB_PRIMARY_OFFSET	0			/* bytes */
 #define RS_SB_BACKUP_OFFSET	(512 * 1024)		/* bytes */
@@ -61,8 +69,8 @@ typedef uint64_t rs_le64;
 
 struct rs_disk_super {
 	rs_le64 magic;
-	rs_le32 version;		/* RS_FORMAT_VERSION */
-	rs_le32 flags;			/* none defined, must be 0 */
+	rs_le32 version;		/* 1, or 2 with RS_SB_F_JOURNAL */
+	rs_le32 flags;			/* RS_SB_F_*; version 1: 0 */
 	uint8_t uuid[16];
 	rs_le64 device_size;		/* bytes */
 	rs_le64 data_start;		/* bytes */
@@ -73,7 +81,9 @@ struct rs_disk_super {
 	rs_le32 inline_max;		/* bytes */
 	rs_le32 reserved0;
 	rs_le64 mkfs_time;		/* seconds since the epoch */
-	uint8_t reserved[168];
+	rs_le64 journal_off;		/* bytes, RS_SB_F_JOURNAL only, else 0 */
+	rs_le64 journal_len;		/* bytes, RS_SB_F_JOURNAL only, else 0 */
+	uint8_t reserved[152];
 	rs_le32 reserved1;
 	rs_le32 crc;			/* crc32c of the bytes before it */
 };
@@ -133,5 +143,47 @@ struct rs_disk_space_policy {
 	rs_le64 reserved1;
 };
 static_assert(sizeof(struct rs_disk_space_policy) == 16, "space policy layout");
+
+/*
+ * Journal record (device journal): a header in the first bytes of a
+ * 4096-aligned run of blocks, then n_data struct rs_disk_jdata, then the
+ * RocksDB write-batch bytes, then zeros up to len.  crc is the crc32c of
+ * the header (crc field zero) and everything up to the end of the batch.
+ * A record never wraps: one that does not fit before the end of the
+ * journal goes to its start (vpos skips to the next multiple of
+ * journal_len).  vpos is the record's position counted since mkfs: the
+ * device offset is journal_off + vpos % journal_len.
+ */
+#define RS_JREC_MAGIC	0x314c4e524a535200ULL	/* "\0RSJRNL1" */
+#define RS_JREC_ALIGN	4096
+struct rs_disk_jrec {
+	rs_le64 magic;			/* RS_JREC_MAGIC */
+	uint8_t uuid[16];		/* the store's */
+	rs_le64 seq;			/* 1, 2, 3, ... since mkfs */
+	rs_le64 vpos;			/* bytes since mkfs, where it was written */
+	rs_le32 len;			/* bytes, multiple of RS_JREC_ALIGN */
+	rs_le32 batch_len;		/* bytes of write batch */
+	rs_le32 n_data;			/* data checks after the header */
+	rs_le32 flags;			/* none defined */
+	rs_le32 reserved;
+	rs_le32 crc;
+};
+static_assert(sizeof(struct rs_disk_jrec) == 64, "journal record layout");
+
+/* New data the record's batch points to, written alongside the record:
+ * replay applies the last record only if its data all reads back. */
+struct rs_disk_jdata {
+	rs_le64 off;			/* bytes on the device */
+	rs_le32 len;			/* bytes */
+	rs_le32 crc;			/* crc32c of the data */
+};
+static_assert(sizeof(struct rs_disk_jdata) == 16, "journal data check layout");
+
+/* Value of "J": the record that carried the batch. */
+struct rs_disk_jpos {
+	rs_le64 seq;			/* that record's seq (0: mkfs) */
+	rs_le64 next;			/* vpos right after it: where seq + 1 goes */
+};
+static_assert(sizeof(struct rs_disk_jpos) == 16, "journal position layout");
 
 #endif /* RAWSTORE_ONDISK_H */

@@ -471,11 +471,11 @@ unsigned int space_plan_writes(struct rawstore *st, const struct pext *pieces, i
 		uint64_t s = max_u64(ls, wa), e = min_u64(le, wb);
 
 		if (!zeroed) {
-			ios[k++] = (struct rs_io){ true, buf + cur, pieces[i].off, pieces[i].len };
+			ios[k++] = (struct rs_io){ true, buf + cur, pieces[i].off, pieces[i].len, false };
 			pad += pieces[i].len - (s < e ? e - s : 0);
 		} else if (s < e) {
 			ios[k++] = (struct rs_io){ true, buf + (s - a0), pieces[i].off + (s - ls),
-						   e - s };
+						   e - s, false };
 		}
 	}
 	if (pad)

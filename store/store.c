@@ -89,7 +89,8 @@ static int super_check(const struct rs_disk_super *sb)
 		return -EUCLEAN;
 	if (le32toh(sb->version) > RS_FORMAT_VERSION)
 		return -EPROTO;
-	if (le32toh(sb->version) == 0 || sb->flags)
+	if (le32toh(sb->version) == 0 || (le32toh(sb->flags) & ~RS_SB_F_KNOWN) ||
+	    (le32toh(sb->version) < RS_FORMAT_JOURNAL && sb->flags))
 		return -EUCLEAN;
 	return 0;
 }
@@ -160,6 +161,46 @@ static int mkfs_meta(struct rs_meta *m, const struct rs_disk_super *sb, uint64_t
 	return meta_put_sync(m, &k, v, 8);
 }
 
+const char *rawstore_journal_mode_name(int mode)
+{
+	switch (mode) {
+	case RAWSTORE_JOURNAL_DEVICE: return "device";
+	case RAWSTORE_JOURNAL_ROCKSDB: return "rocksdb";
+	default: return "?";
+	}
+}
+
+#define JOURNAL_MIN	(1ULL << 20)
+#define JOURNAL_MAX	(1ULL << 34)
+
+/* The journal's length for @o on a store of @size bytes (0: RocksDB's WAL). */
+static int mkfs_journal_size(const struct rawstore_mkfs_opts *o, uint64_t size, uint64_t *out)
+{
+	uint64_t j = o->journal_size;
+
+	*out = 0;
+	if (o->journal == RAWSTORE_JOURNAL_ROCKSDB) {
+		if (j)
+			return rs_err(NULL, -EINVAL, "mkfs: journal_size needs the device journal");
+		return 0;
+	}
+	if (o->journal != RAWSTORE_JOURNAL_DEFAULT && o->journal != RAWSTORE_JOURNAL_DEVICE)
+		return rs_err(NULL, -EINVAL, "mkfs: journal mode %d unknown", o->journal);
+	if (j && (j < JOURNAL_MIN || j > JOURNAL_MAX || !is_aligned(j, RS_JREC_ALIGN)))
+		return rs_err(NULL, -EINVAL, "mkfs: journal_size %llu must be a multiple of "
+			      "4096 from 1 MiB to 16 GiB", (unsigned long long)j);
+	if (!j) {
+		/* 1/64 of the device, 4 MiB to 256 MiB, at most a quarter. */
+		j = min_u64(max_u64(size / 64, 4ULL << 20), 256ULL << 20);
+		j = max_u64(min_u64(j, round_down(size / 4, RS_JREC_ALIGN)), JOURNAL_MIN);
+	}
+	if (j > size / 2)
+		return rs_err(NULL, -ENOSPC, "mkfs: a %llu-byte journal leaves no room for data "
+			      "on %llu bytes", (unsigned long long)j, (unsigned long long)size);
+	*out = j;
+	return 0;
+}
+
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *uo)
 {
 	struct rawstore_mkfs_opts o;
@@ -169,7 +210,7 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	struct rs_dev *d;
 	struct rs_meta *m;
 	const struct rs_dev_geom *g;
-	uint64_t size, data_start;
+	uint64_t size, data_start, jlen;
 	int ret;
 
 	rs_clear_err();
@@ -203,7 +244,10 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 		goto out_close_dev;
 	}
 	size = round_down(size, o.min_alloc_size);
-	data_start = round_up(RS_RESERVED_BYTES, o.min_alloc_size);
+	ret = mkfs_journal_size(&o, size, &jlen);
+	if (ret)
+		goto out_close_dev;
+	data_start = round_up(RS_RESERVED_BYTES + jlen, o.min_alloc_size);
 	if (size < data_start + 16ULL * o.min_alloc_size) {
 		ret = rs_err(NULL, -ENOSPC, "mkfs: %s is too small (%llu bytes)", dev,
 			     (unsigned long long)g->size);
@@ -224,7 +268,12 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 
 	memset(&sb, 0, sizeof(sb));
 	sb.magic = htole64(RS_SB_MAGIC);
-	sb.version = htole32(RS_FORMAT_VERSION);
+	sb.version = htole32(jlen ? RS_FORMAT_JOURNAL : 1);
+	if (jlen) {
+		sb.flags = htole32(RS_SB_F_JOURNAL);
+		sb.journal_off = htole64(RS_RESERVED_BYTES);
+		sb.journal_len = htole64(jlen);
+	}
 	if (getrandom(sb.uuid, sizeof(sb.uuid), 0) != sizeof(sb.uuid)) {
 		ret = rs_err(NULL, -EIO, "mkfs: getrandom failed");
 		goto out_close_dev;
@@ -254,6 +303,12 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 		goto out_close_dev;
 	}
 	ret = mkfs_meta(m, &sb, data_start, size, &pol, zeroed);
+	if (!ret && jlen) {
+		struct rs_disk_jpos jp = { 0, 0 };	/* seq 1 goes to the start */
+		struct rs_key k = { 1, "J" };
+
+		ret = meta_put_sync(m, &k, &jp, sizeof(jp));
+	}
 	if (ret)
 		goto out_close_meta;
 	rs_crash_check(NULL, RS_CRASH_MKFS_META);	/* test hook (debug.h) */
@@ -315,6 +370,17 @@ static int load_super(struct rawstore *st, const char *dev)
  * after both superblock copies and ends at the recorded size, and every
  * sum is overflow-safe.
  */
+static bool journal_bad(const struct rs_disk_super *sb)
+{
+	uint64_t off = le64toh(sb->journal_off), len = le64toh(sb->journal_len);
+
+	if (!(le32toh(sb->flags) & RS_SB_F_JOURNAL))
+		return off || len;
+	return off < RS_RESERVED_BYTES || !is_aligned(off, RS_JREC_ALIGN) ||
+	       !is_aligned(len, RS_JREC_ALIGN) || len < JOURNAL_MIN || len > JOURNAL_MAX ||
+	       off + len > le64toh(sb->data_start);
+}
+
 static int check_geometry(struct rawstore *st, const char *dev)
 {
 	const struct rs_dev_geom *g = dev_geom(st->dev);
@@ -345,6 +411,8 @@ static int check_geometry(struct rawstore *st, const char *dev)
 		 st->data_start >= st->device_size ||
 		 st->device_size - st->data_start < 16ULL * st->min_alloc)
 		why = "data area (it must start after both superblock copies and hold 16 units)";
+	else if (journal_bad(sb))
+		why = "journal (it must lie between the superblocks and the data area)";
 	if (why)
 		return rs_err(st, -EUCLEAN, "%s: superblock geometry is inconsistent: %s "
 			      "(logical block %u, unit %u, checksum block %u, data [%llu, %llu))",
@@ -638,6 +706,9 @@ int rawstore_get_info(struct rawstore *st, struct rawstore_info *info)
 	i.rotational = g->rotational;
 	i.deferred_max = st->opts.deferred_max;
 	i.deferred_new_max = (uint32_t)st->opts.deferred_new_max;
+	i.journal = meta_journaled(st->meta) ? "device" : "rocksdb";
+	i.journal_offset = le64toh(st->sb.journal_off);
+	i.journal_size = le64toh(st->sb.journal_len);
 	uuid_str(st->sb.uuid, i.uuid);
 	space_info(st, &i);
 	memcpy(info, &i, i.struct_size);

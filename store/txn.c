@@ -798,6 +798,22 @@ static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const stru
 	return ret;
 }
 
+/* Device journal: the record will carry a check of each new write, so
+ * that replay knows whether the data landed (journal.h). */
+static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struct rs_io *ios,
+			  unsigned int n)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (!meta_journaled(st->meta))
+		return 0;
+	for (i = 0; i < n && !ret; i++)
+		ret = jdata_push(&c->jdata, ios[i].off, (uint32_t)ios[i].len,
+				 rs_crc32c(ios[i].buf, ios[i].len));
+	return ret;
+}
+
 /* Write @len bytes (NULL data: zeros) at @off into newly allocated units. */
 static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const uint8_t *data,
 			 uint64_t len)
@@ -900,7 +916,9 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			PERF_ADD(st, deferred_bytes, b0 - a0);
 			PERF_ADD(st, deferred_new_bytes, b0 - a0);
 		} else if (!ret) {
-			ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
+			ret = journal_checks(st, a->c, ios, nio);
+			if (!ret)
+				ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
 			own = NULL;
 			if (!ret) {
 				a->c->wrote_data = true;

@@ -41,6 +41,8 @@ enum rawstore_fsck_kind {
 	RAWSTORE_FSCK_ZEROED_NOT_FREE,	/* range recorded as zeroed is not free */
 	RAWSTORE_FSCK_IN_FLIGHT,	/* range left being zeroed or punched by a
 					 * crash (a read-write open puts it back) */
+	RAWSTORE_FSCK_JOURNAL,		/* device journal: the position record "J"
+					 * is missing, malformed or ahead of the ring */
 };
 
 struct rawstore_fsck_problem {

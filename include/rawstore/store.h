@@ -41,7 +41,22 @@ struct rawstore_mkfs_opts {
 	int zero_policy;		/* enum rawstore_zero_policy */
 	int punch_policy;		/* enum rawstore_punch_policy */
 	int prealloc_policy;		/* enum rawstore_prealloc_policy (files) */
+	int journal;			/* enum rawstore_journal_mode */
+	uint32_t reserved1;
+	uint64_t journal_size;		/* bytes (device journal); 0 = default:
+					 * 1/64 of the device, 4 MiB to 256 MiB */
 };
+
+/* Where the metadata's write-ahead log lives (docs/DESIGN.md, "The device
+ * journal"). */
+enum rawstore_journal_mode {
+	RAWSTORE_JOURNAL_DEFAULT = 0,	/* DEVICE */
+	RAWSTORE_JOURNAL_DEVICE = 1,	/* a ring on the data device, reserved at
+					 * mkfs: one device flush per commit */
+	RAWSTORE_JOURNAL_ROCKSDB = 2,	/* RocksDB's own WAL in the metadata
+					 * directory (fdatasync there) */
+};
+const char *rawstore_journal_mode_name(int mode);
 
 /*
  * How a write that covers only part of an allocation unit finds zeros for
@@ -241,6 +256,9 @@ struct rawstore_info {
 	int rotational;			/* 1: the device reports itself rotational */
 	uint32_t deferred_max;		/* in effect (open option) */
 	uint32_t deferred_new_max;	/* in effect (-1 resolved) */
+	const char *journal;		/* "device" or "rocksdb" */
+	uint64_t journal_offset;	/* bytes on the device (device journal) */
+	uint64_t journal_size;		/* bytes (device journal), else 0 */
 };
 
 /* Set info->struct_size = sizeof(*info) before calling. */
@@ -251,10 +269,11 @@ struct rawstore_perf {
 	uint64_t txns_committed;	/* successful transactions */
 	uint64_t txns_failed;		/* rejected transactions (no effect) */
 	uint64_t commit_groups;		/* synced RocksDB batches */
-	uint64_t dev_flushes;		/* device cache flushes issued */
+	uint64_t dev_flushes;		/* device cache flushes issued (journal_flushes
+					 * too): device round trips */
 	uint64_t dev_flushes_skipped;	/* write-through cache: not needed */
 	uint64_t db_syncs;		/* synced RocksDB writes */
-	uint64_t dev_write_ops, dev_write_bytes;
+	uint64_t dev_write_ops, dev_write_bytes;	/* data: journal records apart */
 	uint64_t dev_read_ops, dev_read_bytes;
 	uint64_t inline_writes;		/* write ops kept inline in RocksDB */
 	uint64_t csum_errors;		/* data checksum mismatches seen */
@@ -272,6 +291,10 @@ struct rawstore_perf {
 	uint64_t punched_background;	/* of bytes_punched: by the background queue or inline */
 	uint64_t deferred_new_bytes;	/* new data committed through the WAL
 					 * (deferred_new_max; also in deferred_bytes) */
+	uint64_t journal_records;	/* device journal: records written */
+	uint64_t journal_bytes;		/* their bytes (4 KiB blocks) */
+	uint64_t journal_flushes;	/* device flushes that made records durable */
+	uint64_t journal_trims;		/* RocksDB flushes that freed the ring */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */
@@ -356,6 +379,19 @@ struct rawstore_records {
 	const char *zero_policy;	/* as recorded ("auto", "prepare", "pad") */
 	const char *punch_policy;	/* as recorded */
 	const char *prealloc_policy;	/* as recorded */
+	/* The device journal (all 0 with RocksDB's WAL).  At open, "J" said
+	 * RocksDB held every record up to journal_durable_seq and replay
+	 * started at journal_start (bytes since mkfs); it found
+	 * journal_replayed records (journal_replayed_bytes) after it.  A
+	 * read-only open lays them over RocksDB; a read-write open applied
+	 * them.  journal_dropped: the last record's new data did not read
+	 * back, so it was dropped (never acknowledged).  journal_last_seq and
+	 * journal_head: the last record written and where the next goes. */
+	uint64_t journal_offset, journal_size;	/* bytes on the device */
+	uint64_t journal_durable_seq, journal_start;
+	uint64_t journal_replayed, journal_replayed_bytes, journal_last_seq;
+	uint64_t journal_head;		/* bytes since mkfs */
+	uint64_t journal_dropped;	/* 1, or 0 */
 };
 
 /* Count the records (reads all of the metadata; a diagnostic, not a fast

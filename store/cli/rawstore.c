@@ -376,6 +376,8 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 		{ "size", required_argument, 0, 's' },
 		{ "force", no_argument, 0, 'f' },
 		{ "prealloc", required_argument, 0, 'A' },
+		{ "journal", required_argument, 0, 'J' },
+		{ "journal-size", required_argument, 0, 'S' },
 		POLICY_OPTIONS,
 		HELP_OPTION,
 		{ 0, 0, 0, 0 },
@@ -410,6 +412,15 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 				       RAWSTORE_PREALLOC_STALE, &o.prealloc_policy))
 				return 2;
 			break;
+		case 'J':
+			if (opt_policy(c, "--journal", optarg, rawstore_journal_mode_name,
+				       RAWSTORE_JOURNAL_ROCKSDB, &o.journal))
+				return 2;
+			break;
+		case 'S':
+			if (parse_size("--journal-size", optarg, UINT64_MAX, &o.journal_size))
+				return usage_error(c, NULL);
+			break;
 		case 'Z':
 			if (opt_policy(c, "--zero-policy", optarg, rawstore_zero_policy_name,
 				       RAWSTORE_ZERO_PAD, &o.zero_policy))
@@ -437,7 +448,9 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
 	if (ret)
 		return fail_dev(c, argv[optind], NULL, ret);
-	printf("created rawstore on %s (metadata in %s)\n", argv[optind], argv[optind + 1]);
+	printf("created rawstore on %s (metadata in %s, journal %s)\n", argv[optind],
+	       argv[optind + 1], rawstore_journal_mode_name(o.journal ? o.journal :
+							      RAWSTORE_JOURNAL_DEVICE));
 	return 0;
 }
 
@@ -625,14 +638,16 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       ", \"discard_max_bytes\": %" PRIu64 ", \"write_zeroes_max_bytes\": %" PRIu64
 		       ", \"provision_max_bytes\": %" PRIu64 ", \"zero_policy\": \"%s\", "
 		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\", \"rotational\": %s, "
-		       "\"deferred_max\": %u, \"deferred_new_max\": %u}\n", i.uuid,
+		       "\"deferred_max\": %u, \"deferred_new_max\": %u, \"journal\": \"%s\", "
+		       "\"journal_offset\": %" PRIu64 ", \"journal_size\": %" PRIu64 "}\n", i.uuid,
 		       i.format_version, i.io_engine, i.direct_io ? "true" : "false",
 		       i.is_block_device ? "true" : "false", i.write_cache ? "true" : "false",
 		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
 		       i.queue_depth, i.device_size, i.data_start, i.discard_max_bytes,
 		       i.write_zeroes_max_bytes, i.provision_max_bytes, i.zero_policy,
 		       i.punch_policy, i.prealloc_policy, i.rotational ? "true" : "false",
-		       i.deferred_max, i.deferred_new_max);
+		       i.deferred_max, i.deferred_new_max, i.journal, i.journal_offset,
+		       i.journal_size);
 	else
 		printf("uuid            %s\nformat version  %u\nI/O engine      %s (%s I/O, "
 		       "queue depth %u)\ndevice          %s, %" PRIu64 " bytes, logical block %u, "
@@ -640,14 +655,16 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       "inline up to %u\ndata starts at  %" PRIu64 "\ndiscard max     %" PRIu64
 		       "\nwrite-zeroes    %" PRIu64 "\nprovision max   %" PRIu64 "\nspace policy    "
 		       "zero %s, punch %s, preallocation %s\ndeferred writes overwrites up to %u B, new "
-		       "data up to %u B (0: off; %s device)\n", i.uuid, i.format_version, i.io_engine,
+		       "data up to %u B (0: off; %s device)\njournal         %s (%" PRIu64
+		       " bytes at %" PRIu64 ")\n", i.uuid, i.format_version, i.io_engine,
 		       i.direct_io ? "direct" : "buffered", i.queue_depth,
 		       i.is_block_device ? "block device" : "regular file", i.device_size,
 		       i.logical_block_size, i.write_cache ? "write-back" : "write-through",
 		       i.min_alloc_size, i.csum_block_size, i.inline_max, i.data_start,
 		       i.discard_max_bytes, i.write_zeroes_max_bytes, i.provision_max_bytes,
 		       i.zero_policy, i.punch_policy, i.prealloc_policy, i.deferred_max,
-		       i.deferred_new_max, i.rotational ? "rotational" : "non-rotational");
+		       i.deferred_new_max, i.rotational ? "rotational" : "non-rotational",
+		       i.journal, i.journal_size, i.journal_offset);
 	return close_store(c, argv[optind], st);
 }
 
@@ -692,7 +709,12 @@ static int cmd_dump(const struct cmd *c, int argc, char **argv)
 		       "  \"unpunched\": %" PRIu64 ", \"unpunched_bytes\": %" PRIu64
 		       ", \"in_flight\": %" PRIu64 ", \"in_flight_bytes\": %" PRIu64
 		       ", \"provisioned\": %" PRIu64 ", \"provisioned_bytes\": %" PRIu64
-		       ", \"deferred\": %" PRIu64 ", \"deferred_bytes\": %" PRIu64 "}}\n",
+		       ", \"deferred\": %" PRIu64 ", \"deferred_bytes\": %" PRIu64 "},\n"
+		       " \"journal\": {\"mode\": \"%s\", \"offset\": %" PRIu64 ", \"size\": %"
+		       PRIu64 ", \"durable_seq\": %" PRIu64 ", \"start\": %" PRIu64
+		       ", \"replayed\": %" PRIu64 ", \"replayed_bytes\": %" PRIu64
+		       ", \"dropped\": %" PRIu64 ", \"last_seq\": %" PRIu64 ", \"head\": %"
+		       PRIu64 "}}\n",
 		       i.uuid, i.format_version, i.device_size, i.data_start, i.logical_block_size,
 		       i.min_alloc_size, i.csum_block_size, i.inline_max, r.mkfs_time, r.generation,
 		       r.zero_policy, r.punch_policy, r.prealloc_policy, r.collections, r.onodes,
@@ -701,7 +723,10 @@ static int cmd_dump(const struct cmd *c, int argc, char **argv)
 		       r.zeroed_bytes, r.dirty_extents, r.dirty_bytes, r.unpunched_records,
 		       r.unpunched_bytes, r.in_flight_records, r.in_flight_bytes,
 		       r.provisioned_records, r.provisioned_bytes, r.deferred_records,
-		       r.deferred_bytes);
+		       r.deferred_bytes, i.journal, r.journal_offset, r.journal_size,
+		       r.journal_durable_seq, r.journal_start, r.journal_replayed,
+		       r.journal_replayed_bytes, r.journal_dropped, r.journal_last_seq,
+		       r.journal_head);
 	} else {
 		printf("superblock\n  uuid            %s\n  format version  %u\n"
 		       "  device size     %" PRIu64 " bytes\n  data start      %" PRIu64 "\n"
@@ -736,6 +761,17 @@ static int cmd_dump(const struct cmd *c, int argc, char **argv)
 		       r.provisioned_bytes);
 		printf("  deferred        %14" PRIu64 " %14" PRIu64 "\n", r.deferred_records,
 		       r.deferred_bytes);
+		if (!strcmp(i.journal, "device"))
+			printf("journal (device, %" PRIu64 " bytes at %" PRIu64 ")\n"
+			       "  at open         RocksDB held records to %" PRIu64 "; %" PRIu64
+			       " replayed from %" PRIu64 " (%" PRIu64 " bytes)%s\n"
+			       "  now             last record %" PRIu64 ", next at %" PRIu64 "\n",
+			       r.journal_size, r.journal_offset, r.journal_durable_seq,
+			       r.journal_replayed, r.journal_start, r.journal_replayed_bytes,
+			       r.journal_dropped ? ", the last dropped (its data never landed)" : "",
+			       r.journal_last_seq, r.journal_head);
+		else
+			printf("journal (rocksdb: its own WAL in the metadata directory)\n");
 	}
 	return close_store(c, argv[optind], st);
 }
@@ -1250,7 +1286,8 @@ static int cmd_version(const struct cmd *c, int argc, char **argv)
 static const struct cmd cmd_table[] = {
 	{ "mkfs", cmd_mkfs,
 	  "[--min-alloc N] [--csum-block N] [--inline-max N] [--size N] "
-	  "[--prealloc none|unwritten|write-zeroes|stale] " POLICY_SYNOPSIS " [--force] DEV META",
+	  "[--prealloc none|unwritten|write-zeroes|stale] [--journal device|rocksdb] "
+	  "[--journal-size N] " POLICY_SYNOPSIS " [--force] DEV META",
 	  "create a store",
 	  "  --min-alloc N     allocation unit in bytes (power of two, default 4k)\n"
 	  "  --csum-block N    checksum block in bytes (divides the unit, default 4k)\n"
@@ -1259,6 +1296,10 @@ static const struct cmd cmd_table[] = {
 	  "  --prealloc P      a store in a regular file: none (sparse, default),\n"
 	  "                    unwritten (fallocate), write-zeroes (FALLOC_FL_WRITE_ZEROES)\n"
 	  "                    or stale (FALLOC_FL_NO_HIDE_STALE, patched ext4 only)\n"
+	  "  --journal J       where the metadata log lives: device (default: a ring on\n"
+	  "                    DEV, one flush per commit) or rocksdb (its WAL in META)\n"
+	  "  --journal-size N  the device journal's bytes (default 1/64 of DEV,\n"
+	  "                    4m to 256m)\n"
 	  POLICY_HELP
 	  "  -f, --force       overwrite an existing store or another signature\n", NULL },
 	{ "fsck", cmd_fsck, "[--deep] [--repair] [--rebuild-freelist] [--json] DEV META",

@@ -17,6 +17,31 @@
 
 #include "rawstore/rawstore.h"
 
+/*
+ * mkfs options for the tests: the defaults, with the journal mode of
+ * RAWSTORE_TEST_JOURNAL ("device" or "rocksdb"; unset: the default), so
+ * that the whole suite runs once per mode (tests/unit/CMakeLists.txt).
+ */
+static inline void test_mkfs_opts_init(struct rawstore_mkfs_opts *o)
+{
+	const char *j = getenv("RAWSTORE_TEST_JOURNAL");
+
+	rawstore_mkfs_opts_init(o);
+	if (j && !strcmp(j, "rocksdb"))
+		o->journal = RAWSTORE_JOURNAL_ROCKSDB;
+	else if (j && !strcmp(j, "device"))
+		o->journal = RAWSTORE_JOURNAL_DEVICE;
+}
+
+/* Does @st keep its metadata journal on the device? */
+static inline bool journaled(struct rawstore *st)
+{
+	struct rawstore_info i;
+
+	i.struct_size = sizeof(i);
+	return !rawstore_get_info(st, &i) && !strcmp(i.journal, "device");
+}
+
 static inline int rm_cb(const char *p, const struct stat *, int, struct FTW *)
 {
 	return remove(p);
@@ -85,7 +110,7 @@ protected:
 		meta = tmp.path + "/meta";
 		ASSERT_EQ(make_file(dev, dev_size), 0);
 		struct rawstore_mkfs_opts mo;
-		rawstore_mkfs_opts_init(&mo);
+		test_mkfs_opts_init(&mo);
 		mo.inline_max = inline_max;
 		/* No background preparer: tests here count syncs and I/O. */
 		mo.zero_policy = RAWSTORE_ZERO_PAD;
@@ -102,6 +127,23 @@ protected:
 	int Open()
 	{
 		return rawstore_open(dev.c_str(), meta.c_str(), &oo, &st);
+	}
+	/* A fresh store with the metadata journal @mode (for tests of one
+	 * mode's commit path). */
+	void RemkfsJournal(int mode)
+	{
+		if (st) {
+			ASSERT_EQ(rawstore_close(st), 0);
+		}
+		st = nullptr;
+		struct rawstore_mkfs_opts mo;
+		test_mkfs_opts_init(&mo);
+		mo.inline_max = inline_max;
+		mo.zero_policy = RAWSTORE_ZERO_PAD;
+		mo.journal = mode;
+		mo.force = 1;
+		ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
 	}
 	void Reopen()
 	{

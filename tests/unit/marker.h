@@ -59,7 +59,7 @@ protected:
 		meta = tmp.path + "/meta";
 		ASSERT_EQ(fill_marker(dev, dev_size), 0);
 		struct rawstore_mkfs_opts mo;
-		rawstore_mkfs_opts_init(&mo);
+		test_mkfs_opts_init(&mo);
 		mo.inline_max = inline_max;
 		/* A device that cannot zero cheaply: mkfs leaves the markers in
 		 * the free space (dirty), and writes of partial units pad

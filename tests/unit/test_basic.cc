@@ -28,6 +28,12 @@ TEST_F(StoreTest, InfoReportsEngine)
 	EXPECT_EQ(i.min_alloc_size, 4096u);
 	EXPECT_EQ(i.csum_block_size, 4096u);
 	EXPECT_EQ(i.device_size, dev_size);
-	EXPECT_EQ(i.format_version, 1u);
+	/* format 2: the device journal, the default, between the
+	 * superblocks and the data */
+	EXPECT_EQ(i.format_version, 2u);
+	EXPECT_STREQ(i.journal, "device");
+	EXPECT_EQ(i.journal_offset, 1u << 20);
+	EXPECT_GE(i.journal_size, 1u << 20);
+	EXPECT_GE(i.data_start, i.journal_offset + i.journal_size);
 	EXPECT_EQ(strlen(i.uuid), 36u);
 }

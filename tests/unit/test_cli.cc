@@ -111,8 +111,17 @@ TEST_F(CliTest, FsckExitCodeAndRepair)
 		rocksdb_t *db = rocksdb_open(o, meta.c_str(), &err);
 		ASSERT_EQ(err, nullptr);
 		rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
-		std::string k = "F";
-		k += std::string("\0\0\0\0\0\x10\0\0", 8); /* offset 1 MiB */
+		/* the first free extent: the whole data area */
+		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+		rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
+		rocksdb_iter_seek(it, "F", 1);
+		ASSERT_TRUE(rocksdb_iter_valid(it));
+		size_t kl;
+		const char *kp = rocksdb_iter_key(it, &kl);
+		std::string k(kp, kl);
+		ASSERT_EQ(k[0], 'F');
+		rocksdb_iter_destroy(it);
+		rocksdb_readoptions_destroy(ro);
 		rocksdb_delete(db, wo, k.data(), k.size(), &err);
 		ASSERT_EQ(err, nullptr);
 		rocksdb_writeoptions_destroy(wo);

@@ -338,7 +338,7 @@ TEST_F(CrashPathTest, MkfsBeforeSuperblock)
 	/* running mkfs again is refused (the half-made metadata), then forced */
 	EXPECT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), nullptr), -EEXIST);
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
@@ -385,7 +385,7 @@ TEST_F(CrashPathTest, ForcedMkfsOverAStoreInterrupted)
 	CloseStore();
 	int r = InChild([&] {
 		struct rawstore_mkfs_opts mo;
-		rawstore_mkfs_opts_init(&mo);
+		test_mkfs_opts_init(&mo);
 		mo.force = 1;
 		rs_debug_set_crash_point(RS_CRASH_MKFS_META, 1);
 		return rawstore_mkfs(dev.c_str(), meta.c_str(), &mo) ? 1 : 0;
@@ -397,7 +397,7 @@ TEST_F(CrashPathTest, ForcedMkfsOverAStoreInterrupted)
 		CloseStore();
 	st = nullptr;
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();

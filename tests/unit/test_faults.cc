@@ -397,7 +397,7 @@ TEST_F(DeviceEnospcTest, FullDeviceThenSpaceFreed)
 	dev = mnt + "/dev";
 	ASSERT_EQ(make_file(dev, 64ULL << 20), 0);
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
@@ -463,7 +463,7 @@ TEST_F(MetaEnospcTest, FullMetadataFsThenSpaceFreed)
 	st = nullptr;
 	meta = mnt + "/meta";
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
@@ -513,7 +513,7 @@ TEST_F(MetaEnospcTest, OpenOnAFullMetadataFs)
 	st = nullptr;
 	meta = mnt + "/meta";
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();

@@ -114,7 +114,7 @@ protected:
 		meta = tmp.path + "/meta";
 		ASSERT_EQ(make_file(dev, 256ULL << 20), 0);
 		struct rawstore_mkfs_opts mo;
-		rawstore_mkfs_opts_init(&mo);
+		test_mkfs_opts_init(&mo);
 		mo.min_alloc_size = GetParam().min_alloc;
 		mo.csum_block_size = GetParam().csum_block;
 		mo.inline_max = GetParam().inline_max;

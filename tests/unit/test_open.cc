@@ -151,7 +151,7 @@ TEST_F(OpenTest, MkfsRefusesToOverwrite)
 	ASSERT_EQ(rawstore_close(st), 0);
 	st = nullptr;
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.force = 1;
 	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0);
 	ASSERT_EQ(Open(), 0);
@@ -163,22 +163,22 @@ TEST_F(OpenTest, MkfsRejectsBadOptions)
 	std::string d = tmp.path + "/d4", m = tmp.path + "/m4";
 	ASSERT_EQ(make_file(d, 64 << 20), 0);
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.min_alloc_size = 6000;
 	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.csum_block_size = 8192; /* larger than min_alloc_size */
 	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.device_size = 1 << 20;
 	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -ENOSPC);
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.device_size = 1ULL << 40;
 	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
 	mo.struct_size = sizeof(mo) + 8;
 	EXPECT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), -EINVAL);
 	/* 64 KiB units with 4 KiB checksum blocks work */
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.min_alloc_size = 65536;
 	ASSERT_EQ(rawstore_mkfs(d.c_str(), m.c_str(), &mo), 0);
 	struct rawstore *s2;
@@ -319,7 +319,7 @@ TEST_F(OpenTest, MkfsRefusesLargeLogicalBlocksBeforeCreatingAnything)
 	std::string d = tmp.path + "/d8k", m = tmp.path + "/m8k";
 	ASSERT_EQ(make_file(d, 64 << 20), 0);
 	struct rawstore_mkfs_opts mo;
-	rawstore_mkfs_opts_init(&mo);
+	test_mkfs_opts_init(&mo);
 	mo.min_alloc_size = 8192;
 	mo.csum_block_size = 8192;
 	rs_debug_file_logical_block(8192);

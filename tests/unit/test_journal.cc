@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device journal (store/journal.c): replay after crashes with RocksDB's
+ * unsynced state lost (a copy of the metadata directory taken at open
+ * stands for what a power cut leaves, since the journal never syncs
+ * RocksDB between trims), torn records, a last record whose data never
+ * landed, a crash during replay, wrap-around with trims, read-only opens,
+ * records too big and journal write faults.
+ */
+#include <sys/wait.h>
+
+#include <functional>
+
+#include "debug.h"
+#include "helpers.h"
+
+class JournalTest : public StoreTest {
+protected:
+	std::string snap;
+
+	void SetUp() override
+	{
+		StoreTest::SetUp();
+		if (!journaled(st))
+			RemkfsJournal(RAWSTORE_JOURNAL_DEVICE);
+		snap = tmp.path + "/meta.at-open";
+		ASSERT_EQ(MkColl("c"), 0);
+	}
+	void Close()
+	{
+		if (st) {
+			ASSERT_EQ(rawstore_close(st), 0);
+		}
+		st = nullptr;
+	}
+	static int Sh(const std::string &cmd)
+	{
+		return system(cmd.c_str());
+	}
+	/*
+	 * Open in a child, copy the metadata directory (what RocksDB holds
+	 * durably then), run @fn with crash point @point armed at @countdown,
+	 * and return the child's exit status (RS_CRASH_EXIT when it hit).
+	 */
+	int CrashChild(int point, int countdown, const std::function<int(struct rawstore *)> &fn)
+	{
+		Close();
+		Sh("rm -rf '" + snap + "'");
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct rawstore *s;
+			if (rawstore_open(dev.c_str(), meta.c_str(), &oo, &s))
+				_exit(1);
+			if (Sh("cp -a '" + meta + "' '" + snap + "'"))
+				_exit(2);
+			rs_debug_set_crash_point(point, countdown);
+			int r = fn(s);
+			rawstore_close(s);
+			_exit(r ? 3 : 0);
+		}
+		int status = 0;
+		waitpid(pid, &status, 0);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	/* A power cut: RocksDB's unsynced writes since the open are lost. */
+	void LoseRocksdbState()
+	{
+		ASSERT_EQ(Sh("rm -rf '" + meta + "' && cp -a '" + snap + "' '" + meta + "'"), 0);
+	}
+	struct rawstore_records Records()
+	{
+		struct rawstore_records r;
+		r.struct_size = sizeof(r);
+		EXPECT_EQ(rawstore_records_get(st, &r), 0);
+		return r;
+	}
+	struct rawstore_perf Perf()
+	{
+		struct rawstore_perf p;
+		p.struct_size = sizeof(p);
+		EXPECT_EQ(rawstore_perf_get(st, &p), 0);
+		return p;
+	}
+	static int Put(struct rawstore *s, const std::string &name, const std::string &data)
+	{
+		struct rawstore_txn *t;
+		rawstore_txn_new(&t);
+		rawstore_txn_write(t, "c", name.data(), name.size(), 0, data.data(), data.size());
+		int r = rawstore_submit(s, t);
+		rawstore_txn_free(t);
+		return r;
+	}
+	/* Objects o0..o(n-1): 8 KiB of new data each. */
+	static int PutMany(struct rawstore *s, int n)
+	{
+		for (int i = 0; i < n; i++)
+			if (Put(s, "o" + std::to_string(i), pattern(8192, 100 + i)))
+				return 1;
+		return 0;
+	}
+	void ExpectMany(int n)
+	{
+		for (int i = 0; i < n; i++)
+			EXPECT_EQ(Read("c", "o" + std::to_string(i), 0, 10000), pattern(8192, 100 + i))
+				<< "acknowledged object o" << i;
+	}
+	bool Exists(const std::string &name)
+	{
+		struct rawstore_stat s;
+		s.struct_size = sizeof(s);
+		return rawstore_stat(st, "c", name.data(), name.size(), &s) == 0;
+	}
+};
+
+/* Every acknowledged transaction comes back from the journal alone. */
+TEST_F(JournalTest, ReplayRestoresWhatRocksdbLost)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 41, [](struct rawstore *s) {
+		return PutMany(s, 40) || Put(s, "last", pattern(8192, 7));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_records rec = Records();
+	EXPECT_EQ(rec.journal_replayed, 41u);
+	EXPECT_EQ(rec.journal_dropped, 0u);
+	EXPECT_GE(rec.journal_last_seq, rec.journal_durable_seq + 41);
+	ExpectMany(40);
+	/* durable before the crash (not acknowledged): all of it */
+	EXPECT_EQ(Read("c", "last", 0, 10000), pattern(8192, 7));
+	ExpectClean();
+	Reopen();
+	EXPECT_EQ(Records().journal_replayed, 0u) << "a clean close leaves nothing to replay";
+	ExpectMany(40);
+	ExpectClean();
+}
+
+/* A torn record ends the journal: what came before it stays. */
+TEST_F(JournalTest, TornRecordEndsReplay)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_TORN, 11, [](struct rawstore *s) {
+		return PutMany(s, 10) || Put(s, "torn", pattern(8192, 8));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Records().journal_replayed, 10u);
+	ExpectMany(10);
+	EXPECT_FALSE(Exists("torn"));
+	ExpectClean();
+	/* the next record goes where the torn one was */
+	ASSERT_EQ(Write("c", "after", 0, pattern(8192, 9)), 0);
+	Reopen();
+	ExpectMany(10);
+	EXPECT_EQ(Read("c", "after", 0, 10000), pattern(8192, 9));
+	EXPECT_FALSE(Exists("torn"));
+	ExpectClean();
+}
+
+/* The last record's new data did not land: the record is dropped (it was
+ * never acknowledged), its units stay free, and it is erased. */
+TEST_F(JournalTest, LastRecordWithLostDataIsDropped)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_NODATA, 6, [](struct rawstore *s) {
+		return PutMany(s, 5) || Put(s, "lost", pattern(65536, 9));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	uint64_t free0;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_records rec = Records();
+	EXPECT_EQ(rec.journal_dropped, 1u);
+	EXPECT_EQ(rec.journal_replayed, 5u);
+	ExpectMany(5);
+	EXPECT_FALSE(Exists("lost"));
+	ExpectClean();
+	free0 = Statfs().free;
+	Reopen();
+	EXPECT_EQ(Records().journal_dropped, 0u) << "the dropped record was not erased";
+	EXPECT_EQ(Statfs().free, free0);
+	ASSERT_EQ(Write("c", "lost", 0, pattern(65536, 10)), 0);
+	Reopen();
+	EXPECT_EQ(Read("c", "lost", 0, 70000), pattern(65536, 10));
+	ExpectMany(5);
+	ExpectClean();
+}
+
+/* A crash while replaying: the next open replays again, from where
+ * RocksDB's recovered state says (idempotent either way). */
+class JournalReplayCrashTest : public JournalTest,
+			       public ::testing::WithParamInterface<bool> {};
+
+TEST_P(JournalReplayCrashTest, ReplayIsRedone)
+{
+	bool lose_again = GetParam();
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 31, [](struct rawstore *s) {
+		return PutMany(s, 30) || Put(s, "x", pattern(100, 1));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	/* replay 12 of the 31 records, then die */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rawstore *s;
+		rs_debug_set_crash_point(RS_CRASH_JOURNAL_REPLAY, 12);
+		rawstore_open(dev.c_str(), meta.c_str(), &oo, &s);
+		_exit(0);
+	}
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), RS_CRASH_EXIT) << "no crash during replay";
+	if (lose_again)
+		LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_records rec = Records();
+	EXPECT_EQ(rec.journal_replayed, lose_again ? 31u : 31u - 12u);
+	ExpectMany(30);
+	EXPECT_TRUE(Exists("x"));
+	ExpectClean();
+}
+
+INSTANTIATE_TEST_SUITE_P(Journal, JournalReplayCrashTest, ::testing::Values(false, true),
+			 [](const ::testing::TestParamInfo<bool> &i) {
+				 return std::string(i.param ? "rocksdb_lost_again" : "rocksdb_kept");
+			 });
+
+/* A 1 MiB journal wraps many times; trims keep it from running out, and a
+ * crash after the wraps loses nothing acknowledged. */
+TEST_F(JournalTest, WrapsAndTrims)
+{
+	Close();
+	struct rawstore_mkfs_opts mo;
+	test_mkfs_opts_init(&mo);
+	mo.journal = RAWSTORE_JOURNAL_DEVICE;
+	mo.journal_size = 1 << 20;
+	mo.zero_policy = RAWSTORE_ZERO_PAD;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	/* omap values travel in the record: about 20 KiB each */
+	std::string v = pattern(20000, 3);
+	ASSERT_EQ(Write("c", "m", 0, "m"), 0);
+	for (int i = 0; i < 300; i++) {
+		struct rawstore_txn *t = T();
+		std::string k = "k" + std::to_string(i);
+		rawstore_txn_omap_set(t, "c", "m", 1, k.data(), k.size(), v.data(), v.size());
+		ASSERT_EQ(Submit(t), 0) << rawstore_errmsg();
+	}
+	struct rawstore_perf p = Perf();
+	struct rawstore_records rec = Records();
+	EXPECT_GE(rec.journal_head, 5u << 20) << "the journal did not wrap";
+	EXPECT_GE(p.journal_trims, 10u);
+	EXPECT_GE(p.journal_records, 300u);
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 121, [](struct rawstore *s) {
+		return PutMany(s, 120) || Put(s, "end", pattern(10, 1));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ExpectMany(120);
+	for (int i = 0; i < 300; i += 37) {
+		std::string k = "k" + std::to_string(i), got(v.size(), 0);
+		EXPECT_EQ(rawstore_omap_get(st, "c", "m", 1, k.data(), k.size(), &got[0],
+					    got.size()), (ssize_t)v.size());
+		EXPECT_EQ(got, v);
+	}
+	ExpectClean();
+}
+
+/* A read-only open lays the records over RocksDB without writing. */
+TEST_F(JournalTest, ReadOnlyOpenSeesTheRecords)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 9, [](struct rawstore *s) {
+		return PutMany(s, 8) || Put(s, "x", pattern(100, 1));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	oo.read_only = 1;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Records().journal_replayed, 9u);
+	ExpectMany(8);
+	EXPECT_TRUE(Exists("x"));
+	ExpectClean();
+	Close();
+	/* nothing was written: a read-write open replays them all */
+	oo.read_only = 0;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Records().journal_replayed, 9u);
+	ExpectMany(8);
+	ExpectClean();
+}
+
+/* A batch of more than half the journal is refused with a clear error. */
+TEST_F(JournalTest, RecordTooBigIsRefused)
+{
+	Close();
+	struct rawstore_mkfs_opts mo;
+	test_mkfs_opts_init(&mo);
+	mo.journal_size = 1 << 20;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string v = pattern(600 << 10, 3);
+	ASSERT_EQ(Write("c", "m", 0, "m"), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_omap_set(t, "c", "m", 1, "k", 1, v.data(), v.size());
+	EXPECT_EQ(Submit(t), -E2BIG);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("journal-size"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(rawstore_close(st), -E2BIG);
+	st = nullptr;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	char got[4];
+	EXPECT_EQ(rawstore_omap_get(st, "c", "m", 1, "k", 1, got, sizeof(got)), -ENODATA);
+	ExpectClean();
+}
+
+/* mkfs refuses a journal size it cannot use. */
+TEST_F(JournalTest, MkfsChecksTheSize)
+{
+	Close();
+	struct rawstore_mkfs_opts mo;
+	test_mkfs_opts_init(&mo);
+	mo.force = 1;
+	mo.journal_size = (1 << 20) + 512;
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), -EINVAL);
+	mo.journal_size = 512 << 10;
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), -EINVAL);
+	mo.journal_size = 48 << 20; /* of a 64 MiB device */
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), -ENOSPC);
+	mo.journal = RAWSTORE_JOURNAL_ROCKSDB;
+	mo.journal_size = 1 << 20;
+	EXPECT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), -EINVAL);
+	mo.journal_size = 0;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0);
+	ASSERT_EQ(Open(), 0);
+	struct rawstore_info i;
+	i.struct_size = sizeof(i);
+	ASSERT_EQ(rawstore_get_info(st, &i), 0);
+	EXPECT_STREQ(i.journal, "rocksdb");
+	EXPECT_EQ(i.format_version, 1u);
+	EXPECT_EQ(i.journal_size, 0u);
+}
+
+/* A journal write that fails stops the store; the record is taken back,
+ * so the failed transaction does not come back at the next open. */
+TEST_F(JournalTest, FailedRecordWriteStopsTheStore)
+{
+	ASSERT_EQ(Write("c", "a", 0, pattern(8192, 1)), 0);
+	rs_debug_fail_io(RS_IO_JOURNAL, 1, EIO, 1);
+	EXPECT_EQ(Write("c", "b", 0, pattern(8192, 2)), -EIO);
+	EXPECT_EQ(rs_debug_io_faults(), 1u);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("journal"), std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_EQ(Write("c", "c", 0, pattern(8192, 3)), -EIO); /* sticky */
+	EXPECT_EQ(rawstore_close(st), -EIO);
+	st = nullptr;
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Read("c", "a", 0, 10000), pattern(8192, 1));
+	EXPECT_FALSE(Exists("b"));
+	EXPECT_FALSE(Exists("c"));
+	ExpectClean();
+}
