@@ -76,6 +76,9 @@ void report(const struct cfg *c, struct result *r)
 	double secs = (double)r->ns / 1e9, mbs = (double)r->bytes / secs / 1e6;
 	double fl = r->txns ? (double)r->flushes / (double)r->txns : 0;
 	double sy = r->txns ? (double)r->syncs / (double)r->txns : 0;
+	/* Device round trips: flushes (the device journal's too); with
+	 * RocksDB's WAL each sync flushes the metadata's device as well. */
+	double rt = fl + (c->journal && !strcmp(c->journal, "rocksdb") ? sy : 0);
 	double cpu = r->ops ? (double)r->cpu_ns / (double)r->ops / 1e3 : 0;
 	uint64_t p50, p99, p999;
 	int k;
@@ -91,6 +94,9 @@ void report(const struct cfg *c, struct result *r)
 		if (c->fio_mbs > 0)
 			printf("\"fio_mb_per_sec\": %.2f, \"ratio_to_fio\": %.6f, ", c->fio_mbs,
 			       mbs / c->fio_mbs);
+		if (c->journal)
+			printf("\"journal\": \"%s\", \"round_trips_per_txn\": %.3f, ", c->journal,
+			       rt);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
@@ -117,6 +123,8 @@ void report(const struct cfg *c, struct result *r)
 	       (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3, cpu);
 	if (r->txns)
 		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
+	if (r->txns && c->journal)
+		printf("  round trips/txn %.2f (journal %s)", rt, c->journal);
 	if (r->extents_per_obj > 0)
 		printf("  extents/obj %.2f", r->extents_per_obj);
 	if (c->fio_mbs > 0)

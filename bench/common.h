@@ -21,6 +21,9 @@ struct cfg {
 	const char *tag;		/* JSON members copied into every result line */
 	const char *thin_pool;		/* dm-thin pool whose usage remove: reports */
 	const char *phase;		/* "fresh"/"aged" around an age: workload, else NULL */
+	const char *journal;		/* mkfs --journal (NULL: default); after open, the
+					 * store's ("device", "rocksdb") */
+	uint64_t journal_size;		/* mkfs --journal-size (0: default) */
 	uint64_t dev_size;		/* bytes, for a temporary file device */
 	uint64_t store_size;		/* mkfs: bytes of the device to use (0: all) */
 	uint64_t count;

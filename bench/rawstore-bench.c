@@ -619,6 +619,10 @@ static void usage(FILE *f)
 		"                         rotational device, else 0)\n"
 		"  --objects N            4 MiB objects for overwrite/read (default 64)\n"
 		"  --min-alloc N --inline-max N  mkfs options (default 4096 / 4096)\n"
+		"  --journal device|rocksdb  mkfs: the metadata journal on the device (the\n"
+		"                         default) or RocksDB's own WAL in --meta\n"
+		"  --journal-size SIZE    mkfs: the device journal's size (default: the\n"
+		"                         library's, 1/64 of the device, 4m to 256m)\n"
 		"  --backend rawstore|files  files: one file per object in the directory\n"
 		"                         --dev, records in RocksDB at --meta (default rawstore)\n"
 		"  --files-hint           files: fallocate each new object's size first\n"
@@ -716,6 +720,8 @@ int main(int argc, char **argv)
 		{ "store-size", required_argument, 0, 'S' },
 		{ "deferred-new-max", required_argument, 0, 'D' },
 		{ "seconds", required_argument, 0, 'E' },
+		{ "journal", required_argument, 0, 'J' },
+		{ "journal-size", required_argument, 0, 'L' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -805,6 +811,17 @@ int main(int argc, char **argv)
 		case 'D':
 			c.deferred_new_max = (int)parse_size(optarg);
 			break;
+		case 'J':
+			if (strcmp(optarg, "device") && strcmp(optarg, "rocksdb")) {
+				fprintf(stderr, "rawstore-bench: --journal %s: want device or "
+					"rocksdb\n", optarg);
+				return 2;
+			}
+			c.journal = optarg;
+			break;
+		case 'L':
+			c.journal_size = parse_size(optarg);
+			break;
 		case 'E': {
 			char *end;
 
@@ -861,6 +878,10 @@ int main(int argc, char **argv)
 		mo.prealloc_policy = p;
 	}
 	mo.min_alloc_size = c.min_alloc;
+	if (c.journal)
+		mo.journal = strcmp(c.journal, "rocksdb") ? RAWSTORE_JOURNAL_DEVICE :
+							    RAWSTORE_JOURNAL_ROCKSDB;
+	mo.journal_size = c.journal_size;
 	mo.device_size = c.store_size;
 	mo.inline_max = c.inline_max;
 	mo.force = 1;
@@ -900,11 +921,13 @@ int main(int argc, char **argv)
 	}
 	info.struct_size = sizeof(info);
 	rawstore_get_info(st, &info);
+	c.journal = info.journal;
 	if (!c.json)
-		printf("# rawstore-bench %s on %s (%s, %s I/O, %s), min_alloc %u, inline_max %u\n",
-		       rawstore_version(), c.dev, info.is_block_device ? "block device" : "file",
+		printf("# rawstore-bench %s on %s (%s, %s I/O, %s), min_alloc %u, inline_max %u, "
+		       "journal %s\n", rawstore_version(), c.dev,
+		       info.is_block_device ? "block device" : "file",
 		       info.direct_io ? "direct" : "buffered", info.io_engine, info.min_alloc_size,
-		       info.inline_max);
+		       info.inline_max, info.journal);
 	if (!c.json)
 		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d; "
 		       "crc32c by %s\n", info.zero_policy, info.zero_offload, info.punch_policy,

@@ -92,15 +92,7 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	m->wnosync = rocksdb_writeoptions_create();
 	m->ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_verify_checksums(m->ro, 1);
-	if (st && (le32toh(st->sb.flags) & RS_SB_F_JOURNAL)) {
-		if (mode == META_RO)
-			m->overlay = rocksdb_writebatch_wi_create(0, 1);
-		ret = journal_open(st, m->db, m->overlay, &m->j);
-		if (ret) {
-			meta_close(m);
-			return ret;
-		}
-	}
+	m->read_only = mode == META_RO;
 	*out = m;
 	return 0;
 
@@ -192,6 +184,13 @@ int meta_commit_data(struct rs_meta *m, rocksdb_writebatch_wi_t *wb,
 	if (!m->j)
 		return write_wb(m, m->wnosync, wb);
 	return journal_append(m->j, wb, d);
+}
+
+int meta_journal_open(struct rs_meta *m)
+{
+	if (m->read_only)
+		m->overlay = rocksdb_writebatch_wi_create(0, 1);
+	return journal_open(m->st, m->db, m->overlay, &m->j);
 }
 
 bool meta_journaled(const struct rs_meta *m)

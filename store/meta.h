@@ -27,6 +27,7 @@ struct rs_meta {
 	struct rawstore *st;
 	struct rs_journal *j;		/* device journal (RS_SB_F_JOURNAL), else NULL */
 	rocksdb_writebatch_wi_t *overlay;	/* read-only + journal: records not in RocksDB */
+	bool read_only;
 };
 
 #define KEY_MAX (3 + 255 + 2048 + 16)
@@ -62,6 +63,10 @@ int meta_commit_nosync(struct rs_meta *m, rocksdb_writebatch_wi_t *wb);
  * @d: checks of new data written beside it and not flushed (NULL: none). */
 int meta_commit_data(struct rs_meta *m, rocksdb_writebatch_wi_t *wb,
 		     const struct rs_jdata_vec *d);
+/* Replay the device journal of m->st's superblock (journal.h) into the
+ * database (read-only: into an overlay of every read); from then on the
+ * commits go through it. */
+int meta_journal_open(struct rs_meta *m);
 /* Does the metadata go through the device journal (journal.h)? */
 bool meta_journaled(const struct rs_meta *m);
 /* What the journal's replay at open found; false without a journal. */

@@ -480,6 +480,12 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 	if (memcmp(&msb, &st->sb, sizeof(msb)))
 		return rs_err(st, -EUCLEAN, "%s: superblock differs from its copy in %s (same "
 			      "uuid, different geometry or options)", dev, meta_dir);
+	/* The right metadata: now the journal's records go over it. */
+	if (le32toh(st->sb.flags) & RS_SB_F_JOURNAL) {
+		ret = meta_journal_open(st->meta);
+		if (ret)
+			return ret;
+	}
 	key_nid(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
 	if (ret)
