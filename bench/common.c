@@ -78,7 +78,7 @@ void report(const struct cfg *c, struct result *r)
 	double sy = r->txns ? (double)r->syncs / (double)r->txns : 0;
 	/* Device round trips: flushes (the device journal's too); with
 	 * RocksDB's WAL each sync flushes the metadata's device as well. */
-	double rt = fl + (c->journal && !strcmp(c->journal, "rocksdb") ? sy : 0);
+	double rt = fl + (c->journal && !strncmp(c->journal, "rocksdb", 7) ? sy : 0);
 	double cpu = r->ops ? (double)r->cpu_ns / (double)r->ops / 1e3 : 0;
 	uint64_t p50, p99, p999;
 	int k;

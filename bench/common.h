@@ -24,6 +24,7 @@ struct cfg {
 	const char *journal;		/* mkfs --journal (NULL: default); after open, the
 					 * store's ("device", "rocksdb") */
 	uint64_t journal_size;		/* mkfs --journal-size (0: default) */
+	int wal_recycle;		/* open rocksdb_wal_recycle */
 	uint64_t dev_size;		/* bytes, for a temporary file device */
 	uint64_t store_size;		/* mkfs: bytes of the device to use (0: all) */
 	uint64_t count;

@@ -623,6 +623,8 @@ static void usage(FILE *f)
 		"                         default) or RocksDB's own WAL in --meta\n"
 		"  --journal-size SIZE    mkfs: the device journal's size (default: the\n"
 		"                         library's, 1/64 of the device, 4m to 256m)\n"
+		"  --wal-recycle N        --journal rocksdb: RocksDB recycles N WAL files\n"
+		"                         (reported as journal \"rocksdb-recycle\")\n"
 		"  --backend rawstore|files  files: one file per object in the directory\n"
 		"                         --dev, records in RocksDB at --meta (default rawstore)\n"
 		"  --files-hint           files: fallocate each new object's size first\n"
@@ -722,6 +724,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, 0, 'E' },
 		{ "journal", required_argument, 0, 'J' },
 		{ "journal-size", required_argument, 0, 'L' },
+		{ "wal-recycle", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -822,6 +825,9 @@ int main(int argc, char **argv)
 		case 'L':
 			c.journal_size = parse_size(optarg);
 			break;
+		case 'W':
+			c.wal_recycle = atoi(optarg);
+			break;
 		case 'E': {
 			char *end;
 
@@ -859,6 +865,7 @@ int main(int argc, char **argv)
 	}
 	rawstore_open_opts_init(&oo);
 	oo.deferred_new_max = c.deferred_new_max;
+	oo.rocksdb_wal_recycle = c.wal_recycle;
 	rawstore_mkfs_opts_init(&mo);
 	if (c.space_policy && set_space_policy(&mo, &oo, c.space_policy)) {
 		fprintf(stderr, "rawstore-bench: --space-policy %s: want ZERO[,PUNCH] with ZERO "
@@ -921,7 +928,8 @@ int main(int argc, char **argv)
 	}
 	info.struct_size = sizeof(info);
 	rawstore_get_info(st, &info);
-	c.journal = info.journal;
+	c.journal = !strcmp(info.journal, "rocksdb") && c.wal_recycle > 0 ? "rocksdb-recycle" :
+									    info.journal;
 	if (!c.json)
 		printf("# rawstore-bench %s on %s (%s, %s I/O, %s), min_alloc %u, inline_max %u, "
 		       "journal %s\n", rawstore_version(), c.dev,

@@ -77,6 +77,11 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	 */
 	rocksdb_options_set_info_log_level(m->opts, 4 /* FATAL */);
 	rocksdb_options_set_keep_log_file_num(m->opts, 2);
+	if (st && !(le32toh(st->sb.flags) & RS_SB_F_JOURNAL) && st->opts.rocksdb_wal_recycle > 0) {
+		rocksdb_options_set_recycle_log_file_num(m->opts,
+							 (size_t)st->opts.rocksdb_wal_recycle);
+		rocksdb_options_set_wal_recovery_mode(m->opts, 0 /* kTolerateCorruptedTailRecords */);
+	}
 	if (mode == META_RO)	/* no LOCK, no WAL replay to disk, no new files */
 		m->db = rocksdb_open_for_read_only(m->opts, dir, 0, &err);
 	else

@@ -178,6 +178,12 @@ struct rawstore_open_opts {
 	 * 1 MiB.  It trades a device flush for WAL bytes that RocksDB
 	 * checksums and copies: docs/API.md gives the measured crossover. */
 	int32_t deferred_new_max;
+	/* --journal rocksdb only: RocksDB reuses this many written WAL files
+	 * (recycle_log_file_num, with wal_recovery_mode
+	 * kTolerateCorruptedTailRecords, which recycling needs), so that a WAL
+	 * sync overwrites allocated blocks instead of extending a file.  0
+	 * (default) off; the device journal ignores it. */
+	int32_t rocksdb_wal_recycle;
 };
 
 /* Fill @o with defaults and set struct_size. */
