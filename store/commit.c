@@ -252,7 +252,7 @@ static void sync_locked(struct rawstore *st)
 	if (ret) {
 		p->err = ret;
 		memcpy(p->msg, msg, sizeof(msg));
-	} else {
+	} else if (w > p->durable) {
 		p->durable = w;
 	}
 	/* The commit thread is the only one waiting on qcond. */
@@ -928,6 +928,10 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 		rs_crash_check(st, RS_CRASH_BEFORE_SYNC);
 		pthread_mutex_lock(&st->qlock);
 		pg->seq = ++p->written;
+		/* Device journal: the record's flush made it durable (and
+		 * every batch before it); no sync step to wait for. */
+		if (meta_journaled(st->meta))
+			p->durable = p->written;
 		pthread_mutex_unlock(&st->qlock);
 		/* Readers see the new checksums now: until the data
 		 * is in place they read it from the queue. */

@@ -42,6 +42,13 @@ static inline bool journaled(struct rawstore *st)
 	return !rawstore_get_info(st, &i) && !strcmp(i.journal, "device");
 }
 
+/* The commit's durability steps: RocksDB WAL syncs, or with the device
+ * journal the records' flushes. */
+static inline uint64_t commit_syncs(struct rawstore *st, const struct rawstore_perf &p)
+{
+	return journaled(st) ? p.journal_flushes : p.db_syncs;
+}
+
 static inline int rm_cb(const char *p, const struct stat *, int, struct FTW *)
 {
 	return remove(p);

@@ -130,6 +130,8 @@ TEST_F(AllocRecordTest, FailedPieceRecordFailsTheWrite)
  */
 TEST_F(DefectTest, FailedGroupDropsItsHeldFrees)
 {
+	/* the sync step of RocksDB's WAL (the device journal has none) */
+	RemkfsJournal(RAWSTORE_JOURNAL_ROCKSDB);
 	ASSERT_EQ(MkColl("c"), 0);
 	Put("gone", pattern(200000, 1));
 	Put("keep", pattern(30000, 2));

@@ -344,8 +344,8 @@ TEST_F(StoreTest, AsyncTransactionsInFlightTogether)
 	EXPECT_EQ(p1.txns_committed - p0.txns_committed, (uint64_t)n);
 	EXPECT_LE(p1.commit_groups - p0.commit_groups, (uint64_t)n);
 	/* one WAL sync makes every group written before it durable */
-	EXPECT_LE(p1.db_syncs - p0.db_syncs, p1.commit_groups - p0.commit_groups);
-	EXPECT_GE(p1.db_syncs - p0.db_syncs, 1u);
+	EXPECT_LE(commit_syncs(st, p1) - commit_syncs(st, p0), p1.commit_groups - p0.commit_groups);
+	EXPECT_GE(commit_syncs(st, p1) - commit_syncs(st, p0), 1u);
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(Read("c", "a" + std::to_string(i), 0, 9000), pattern(8192, i));
 }
@@ -422,14 +422,14 @@ TEST_F(StoreTest, FlushesAndSyncsPerTransaction)
 		  2u);
 	EXPECT_GE(b.dev_flushes + b.dev_flushes_skipped - a.dev_flushes - a.dev_flushes_skipped,
 		  1u);
-	EXPECT_EQ(b.db_syncs - a.db_syncs, 1u);
+	EXPECT_EQ(commit_syncs(st, b) - commit_syncs(st, a), 1u);
 	a = b;
 	ASSERT_EQ(Write("c", "small", 0, pattern(512, 1)), 0);
 	ASSERT_EQ(rawstore_perf_get(st, &b), 0);
 	/* inline: no data flush; one record flush with the device journal */
 	EXPECT_EQ(b.dev_flushes - b.journal_flushes, a.dev_flushes - a.journal_flushes);
 	EXPECT_EQ(b.journal_flushes - a.journal_flushes, journaled(st) ? 1u : 0u);
-	EXPECT_EQ(b.db_syncs - a.db_syncs, 1u);
+	EXPECT_EQ(commit_syncs(st, b) - commit_syncs(st, a), 1u);
 	EXPECT_EQ(b.inline_writes - a.inline_writes, 1u);
 }
 
@@ -495,7 +495,7 @@ TEST_F(StoreTest, SmallOverwritesAreDeferredThroughTheWal)
 	/* no data flush; the device journal flushes each record */
 	EXPECT_EQ(b.dev_flushes - b.journal_flushes, a.dev_flushes - a.journal_flushes);
 	EXPECT_EQ(b.journal_flushes - a.journal_flushes, journaled(st) ? 2u : 0u);
-	EXPECT_EQ(b.db_syncs - a.db_syncs, 2u);
+	EXPECT_EQ(commit_syncs(st, b) - commit_syncs(st, a), 2u);
 	auto f1 = Statfs();
 	EXPECT_EQ(f1.allocated, f0.allocated); /* in place: nothing allocated */
 	EXPECT_EQ(f1.unpunched, f0.unpunched); /* nothing freed */
