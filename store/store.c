@@ -201,6 +201,33 @@ static int mkfs_journal_size(const struct rawstore_mkfs_opts *o, uint64_t size, 
 	return 0;
 }
 
+/*
+ * Write the journal's region once, with zeros: its blocks then exist, so a
+ * thin pool or the file system under a store file never refuses a journal
+ * record for space (that would stop the store); and no record of an
+ * earlier store is left (replay would refuse it anyway: another uuid).
+ */
+static int mkfs_journal_write(struct rs_dev *d, const char *dev, uint64_t jlen)
+{
+	const size_t chunk = 1 << 20;
+	uint64_t done;
+	void *z;
+	int ret = 0;
+
+	if (!jlen)
+		return 0;
+	z = rs_alloc_aligned(chunk);
+	if (!z)
+		return -ENOMEM;
+	memset(z, 0, chunk);
+	for (done = 0; done < jlen && !ret; done += chunk)
+		ret = dev_write(d, z, RS_RESERVED_BYTES + done, (size_t)min_u64(chunk, jlen - done));
+	free(z);
+	if (ret)
+		rs_err(NULL, ret, "mkfs: writing the journal region of %s failed", dev);
+	return ret;
+}
+
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *uo)
 {
 	struct rawstore_mkfs_opts o;
@@ -292,6 +319,9 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 
 	/* The data area: zeroed or preallocated by policy (space.c). */
 	ret = space_mkfs(d, &o, data_start, size, &pol, &zeroed);
+	if (ret)
+		goto out_close_dev;
+	ret = mkfs_journal_write(d, dev, jlen);
 	if (ret)
 		goto out_close_dev;
 
