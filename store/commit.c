@@ -495,6 +495,41 @@ static unsigned int take_queued(struct rawstore *st, struct rawstore_txn **ts, u
 	return n;
 }
 
+/* Put @n taken, not yet applied transactions back at the queue's head, in
+ * their order: they start the next group. */
+static void requeue(struct rawstore *st, struct rawstore_txn **ts, unsigned int n)
+{
+	unsigned int i;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&st->qlock);
+	ts[n - 1]->next = st->qhead;
+	for (i = 0; i + 1 < n; i++)
+		ts[i]->next = ts[i + 1];
+	if (!st->qhead)
+		st->qtail = ts[n - 1];
+	st->qhead = ts[0];
+	pthread_mutex_unlock(&st->qlock);
+}
+
+/*
+ * Device journal: the group's batch is one record, and a record may take at
+ * most half the journal.  A group takes no further transaction once its
+ * batch holds an eighth: so only a single transaction of more than three
+ * eighths of the journal (an omap value, or the onode of a huge object)
+ * can make a record too big, and that one is refused (-E2BIG).
+ */
+static bool group_batch_full(struct rawstore *st)
+{
+	size_t len;
+
+	if (!meta_journaled(st->meta))
+		return false;
+	rocksdb_writebatch_wi_data(st->wb, &len);
+	return len > le64toh(st->sb.journal_len) / 8;
+}
+
 /* ---- the groups in flight (commit thread) ---- */
 
 static struct pipe_group *pipe_at(struct rs_pipe *p, unsigned int i)
@@ -760,6 +795,11 @@ static void group_apply(struct rawstore *st, struct group_run *r)
 		 * join it (their writes overlap the others'), and so do those
 		 * that arrive while the writes are in flight: the device gets
 		 * their writes at once instead of after this group's commit. */
+		if (i && !r->pass && group_batch_full(st)) {
+			requeue(st, ts + i, r->n - i);
+			r->n = i;
+			break;
+		}
 		if (i == r->n && !r->pass) {
 			r->n += take_queued(st, ts + r->n, st->opts.max_group - r->n);
 			while (i == r->n && r->n < st->opts.max_group &&

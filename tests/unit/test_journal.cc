@@ -5,11 +5,13 @@
  * stands for what a power cut leaves, since the journal never syncs
  * RocksDB between trims), torn records, a last record whose data never
  * landed, a crash during replay, wrap-around with trims, read-only opens,
- * records too big and journal write faults.
+ * records too big, groups bounded by the journal and journal write faults.
  */
 #include <sys/wait.h>
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 
 #include "debug.h"
 #include "helpers.h"
@@ -314,6 +316,92 @@ TEST_F(JournalTest, RecordTooBigIsRefused)
 	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
 	char got[4];
 	EXPECT_EQ(rawstore_omap_get(st, "c", "m", 1, "k", 1, got, sizeof(got)), -ENODATA);
+	ExpectClean();
+}
+
+namespace {
+struct Gate {
+	std::mutex m;
+	std::condition_variable cv;
+	bool entered = false, open = false;
+	int done = 0, failed = 0;
+};
+
+/* Holds the commit thread until the test opens the gate. */
+void gate_cb(struct rawstore_txn *t, int, void *arg)
+{
+	auto g = static_cast<Gate *>(arg);
+	std::unique_lock<std::mutex> l(g->m);
+	g->entered = true;
+	g->cv.notify_all();
+	g->cv.wait(l, [g] { return g->open; });
+	rawstore_txn_free(t);
+}
+
+void count_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto g = static_cast<Gate *>(arg);
+	std::lock_guard<std::mutex> l(g->m);
+	g->done++;
+	g->failed += result != 0;
+	g->cv.notify_all();
+	rawstore_txn_free(t);
+}
+} // namespace
+
+/*
+ * 64 queued 32 KiB overwrites carry 2 MiB of deferred data: as one group
+ * their record would be four times half a 1 MiB journal.  The groups stop
+ * growing at an eighth of the journal, so every one commits.
+ */
+TEST_F(JournalTest, GroupsFitTheJournal)
+{
+	Close();
+	struct rawstore_mkfs_opts mo;
+	test_mkfs_opts_init(&mo);
+	mo.journal = RAWSTORE_JOURNAL_DEVICE;
+	mo.journal_size = 1 << 20;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	const int n = 64, len = 32768;
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(Write("c", "o" + std::to_string(i), 0, pattern(len, i)), 0);
+	struct rawstore_perf p0 = Perf();
+	Gate g;
+	struct rawstore_txn *gt = T();
+	rawstore_txn_touch(gt, "c", "gate", 4);
+	ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
+	{
+		std::unique_lock<std::mutex> l(g.m);
+		g.cv.wait(l, [&g] { return g.entered; });
+	}
+	std::vector<std::string> data;
+	for (int i = 0; i < n; i++) {
+		data.push_back(pattern(len, 1000 + i));
+		struct rawstore_txn *t = T();
+		std::string k = "o" + std::to_string(i);
+		rawstore_txn_write(t, "c", k.data(), k.size(), 0, data[i].data(), len);
+		ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &g), 0);
+	}
+	{
+		std::unique_lock<std::mutex> l(g.m);
+		g.open = true;
+		g.cv.notify_all();
+		g.cv.wait(l, [&] { return g.done == n; });
+	}
+	EXPECT_EQ(g.failed, 0) << rawstore_errmsg();
+	struct rawstore_perf p = Perf();
+	EXPECT_GT(p.deferred_writes - p0.deferred_writes, 0u) << "the overwrites were not deferred";
+	/* 2 MiB in records of at most about 128 KiB + one transaction */
+	EXPECT_GE(p.journal_records - p0.journal_records, 12u);
+	for (int i = 0; i < n; i++)
+		EXPECT_TRUE(Read("c", "o" + std::to_string(i), 0, len) == data[i]) << i;
+	Close();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	for (int i = 0; i < n; i += 9)
+		EXPECT_TRUE(Read("c", "o" + std::to_string(i), 0, len) == data[i]) << i;
 	ExpectClean();
 }
 
