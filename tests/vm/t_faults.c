@@ -6,9 +6,14 @@
  * two shell commands: FAIL makes the device fail, HEAL makes it work again.
  *
  *   write-eio:   writes fail.  A new object's transaction fails with -EIO,
- *                the store stays usable and consistent; a deferred
- *                overwrite commits, its in-place write fails, the store
- *                stops (sticky), and reopening replays it.
+ *                the store stays usable and consistent.  With the device
+ *                journal (the default) a small overwrite fails too (its
+ *                record goes to the failing device), the store stops
+ *                (sticky) and reopening shows the old bytes.  Then on a
+ *                store made with --journal rocksdb: a deferred overwrite
+ *                commits (RocksDB's WAL is on another device), its
+ *                in-place write fails, the store stops, and reopening
+ *                replays it.
  *   read-eio:    reads fail.  Reads return -EIO (never bytes), a deep fsck
  *                does not pass; after HEAL everything reads back.
  *   drop-writes: writes are silently dropped (the device lies).  The lost
@@ -185,8 +190,10 @@ static void base(struct rawstore *st)
 {
 	struct rawstore_txn *t;
 
-	big = pattern(4 * MiB, 1);
-	small = pattern(20000, 2);
+	if (!big) {
+		big = pattern(4 * MiB, 1);
+		small = pattern(20000, 2);
+	}
 	rawstore_txn_new(&t);
 	rawstore_txn_coll_create(t, "c");
 	kt_expect_eq(rawstore_submit(st, t), 0, "create the collection");
@@ -195,10 +202,24 @@ static void base(struct rawstore *st)
 	kt_expect_eq(put(st, "small", 0, small, 20000), 0, "write small (20000 bytes)");
 }
 
-static void mode_write_eio(void)
+/* mkfs @dev again (metadata in META) with journal @mode. */
+static void remkfs(enum rawstore_journal_mode mode)
+{
+	struct rawstore_mkfs_opts o;
+
+	rawstore_mkfs_opts_init(&o);
+	o.journal = mode;
+	o.force = 1;
+	kt_sh("rm -rf " META);
+	if (rawstore_mkfs(dev, META, &o))
+		kt_fatal("mkfs --journal %s on %s: %s", rawstore_journal_mode_name(mode), dev,
+			 rawstore_errmsg());
+}
+
+/* The first half of write-eio, the same in both journal modes. */
+static struct rawstore *write_eio_new_object(const uint8_t *n)
 {
 	struct rawstore *st = open_store();
-	uint8_t *n = pattern(65536, 3), *upd = pattern(3000, 4);
 	int rc;
 
 	base(st);
@@ -212,24 +233,52 @@ static void mode_write_eio(void)
 	expect_clean(st, "after the failed write");
 	kt_expect_eq(put(st, "new", 0, n, 65536), 0, "the same write after the device healed");
 	expect_obj(st, "new", n, 65536, "healed");
+	return st;
+}
 
+/* The store stopped: sticky after HEAL, close reports it, the reopened
+ * store holds @small and what write_eio_new_object() wrote. */
+static void write_eio_reopen(struct rawstore *st, const uint8_t *n, const char *what)
+{
+	run(heal_cmd, "heal");
+	kt_expect_eq(put(st, "later", 0, n, 8192), -EIO, "stopped is sticky");
+	kt_expect_eq(rawstore_close(st), -EIO, "close reports the error");
+	st = open_store();
+	expect_obj(st, "small", small, 20000, what);
+	expect_obj(st, "big", big, 4 * MiB, "after reopen");
+	expect_obj(st, "new", n, 65536, "after reopen");
+	kt_check(!exists(st, "later"), "the refused object does not exist");
+	expect_clean(st, "after reopen");
+	kt_expect_eq(rawstore_close(st), 0, "close");
+}
+
+static void mode_write_eio(void)
+{
+	uint8_t *n = pattern(65536, 3), *upd = pattern(3000, 4);
+	struct rawstore *st;
+	int rc;
+
+	kt_note("device journal (the default)");
+	st = write_eio_new_object(n);
+	run(fail_cmd, "fail");
+	kt_expect_eq(put(st, "small", 5000, upd, 3000), -EIO,
+		     "a small overwrite fails: its journal record is on the failing device");
+	kt_note("message: %s", rawstore_errmsg());
+	rc = put(st, "later", 0, n, 8192);
+	kt_expect_eq(rc, -EIO, "the store stopped after its journal write failed");
+	write_eio_reopen(st, n, "after reopen (the failed overwrite is not there)");
+
+	kt_note("--journal rocksdb");
+	remkfs(RAWSTORE_JOURNAL_ROCKSDB);
+	st = write_eio_new_object(n);
 	/* a deferred overwrite: committed in RocksDB, its in-place write fails */
 	run(fail_cmd, "fail");
 	kt_expect_eq(put(st, "small", 5000, upd, 3000), 0,
 		     "a small overwrite commits (its data is in the metadata log)");
 	rc = put(st, "later", 0, n, 8192);
 	kt_expect_eq(rc, -EIO, "the store stopped after its in-place write failed");
-	run(heal_cmd, "heal");
-	kt_expect_eq(put(st, "later", 0, n, 8192), -EIO, "stopped is sticky");
-	kt_expect_eq(rawstore_close(st), -EIO, "close reports the error");
 	memcpy(small + 5000, upd, 3000);
-	st = open_store();
-	expect_obj(st, "small", small, 20000, "after reopen (deferred write replayed)");
-	expect_obj(st, "big", big, 4 * MiB, "after reopen");
-	expect_obj(st, "new", n, 65536, "after reopen");
-	kt_check(!exists(st, "later"), "the refused object does not exist");
-	expect_clean(st, "after reopen");
-	kt_expect_eq(rawstore_close(st), 0, "close");
+	write_eio_reopen(st, n, "after reopen (deferred write replayed)");
 	free(n);
 	free(upd);
 }

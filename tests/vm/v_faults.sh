@@ -38,10 +38,11 @@ for mode in write-eio read-eio drop-writes; do
 	fi
 done
 
-# scsi_debug: reads of 256 KiB at 3 MiB (inside the first object, at 1 MiB) fail
-# with a medium error once opts has bit 2 (SDEBUG_OPT_MEDIUM_ERR).
+# scsi_debug: reads of 256 KiB at 7 MiB fail with a medium error once opts has
+# bit 2 (SDEBUG_OPT_MEDIUM_ERR).  On 64 MiB the journal takes [1, 5) MiB, so
+# the first object ("big", 4 MiB) is at 5 MiB and the error 2 MiB into it.
 sd_opts=/sys/bus/pseudo/drivers/scsi_debug/opts
-if modprobe scsi_debug dev_size_mb=64 sector_size=512 medium_error_start=6144 \
+if modprobe scsi_debug dev_size_mb=64 sector_size=512 medium_error_start=14336 \
 	medium_error_count=512 opts=0 2> /tmp/kt-modprobe; then
 	if dev=$(scsi_debug_dev); then
 		kt_allow_dmesg "critical medium error, dev ${dev#/dev/}|I/O error, dev ${dev#/dev/}"
