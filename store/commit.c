@@ -892,6 +892,7 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
 		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
 			drop_unflushed(st, &r->g.allocs);
+		jdata_drop_freed(&r->g.jdata, r->g.frees.v, r->g.frees.n);
 		r->unflushed = true;
 		return 0;
 	}

@@ -64,6 +64,22 @@ int jdata_append(struct rs_jdata_vec *dst, const struct rs_jdata_vec *src)
 	return ret;
 }
 
+void jdata_drop_freed(struct rs_jdata_vec *v, const struct pext *f, size_t nf)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < v->n; i++) {
+		uint64_t a = v->v[i].off, b = a + v->v[i].len;
+
+		for (k = 0; k < nf; k++)
+			if (f[k].off < b && a < f[k].off + f[k].len)
+				break;
+		if (k == nf)
+			v->v[n++] = v->v[i];
+	}
+	v->n = n;
+}
+
 void jdata_free(struct rs_jdata_vec *v)
 {
 	free(v->v);

@@ -26,6 +26,7 @@
 
 struct rawstore;
 struct rs_dev;
+struct pext;
 struct rs_journal;
 
 /* Data written beside a record (new units), checked at replay. */
@@ -42,6 +43,13 @@ struct rs_jdata_vec {
 
 int jdata_push(struct rs_jdata_vec *v, uint64_t off, uint32_t len, uint32_t crc);
 int jdata_append(struct rs_jdata_vec *dst, const struct rs_jdata_vec *src);
+/*
+ * Drop the checks of data in the @nf ranges @f: ranges the record's own
+ * group frees may be punched, zeroed or written again as soon as the
+ * record is durable, before any later record, and replay must not take
+ * their new contents for data that did not land.
+ */
+void jdata_drop_freed(struct rs_jdata_vec *v, const struct pext *f, size_t nf);
 void jdata_free(struct rs_jdata_vec *v);
 
 /* What replay (or a read-only scan) found. */

@@ -187,6 +187,46 @@ TEST_F(JournalTest, LastRecordWithLostDataIsDropped)
 	ExpectClean();
 }
 
+/*
+ * A transaction writes "x", then removes it: the group frees the units it
+ * wrote, and the inline punch zeros them right after the record.  The
+ * record is durable; its check of data its own group freed must not make
+ * replay drop it (the power cut falls between the punch and its record).
+ */
+TEST_F(JournalTest, DataFreedInItsOwnGroupIsNotChecked)
+{
+	Close();
+	struct rawstore_mkfs_opts mo;
+	test_mkfs_opts_init(&mo);
+	mo.journal = RAWSTORE_JOURNAL_DEVICE;
+	mo.punch_policy = RAWSTORE_PUNCH_INLINE;
+	mo.force = 1;
+	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ASSERT_EQ(MkColl("c"), 0);
+	int r = CrashChild(RS_CRASH_SPACE_IO_DONE, 1, [](struct rawstore *s) {
+		std::string x = pattern(65536, 4), y = pattern(8192, 5);
+		struct rawstore_txn *t;
+		if (rawstore_txn_new(&t))
+			return 1;
+		rawstore_txn_write(t, "c", "x", 1, 0, x.data(), x.size());
+		rawstore_txn_write(t, "c", "y", 1, 0, y.data(), y.size());
+		rawstore_txn_remove(t, "c", "x", 1);
+		int ret = rawstore_submit(s, t);
+		rawstore_txn_free(t);
+		return ret;
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT) << "no crash after the punch";
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_records rec = Records();
+	EXPECT_EQ(rec.journal_dropped, 0u);
+	EXPECT_EQ(rec.journal_replayed, 1u);
+	EXPECT_FALSE(Exists("x"));
+	EXPECT_TRUE(Read("c", "y", 0, 10000) == pattern(8192, 5));
+	ExpectClean();
+}
+
 /* A crash while replaying: the next open replays again, from where
  * RocksDB's recovered state says (idempotent either way). */
 class JournalReplayCrashTest : public JournalTest,
