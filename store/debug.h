@@ -111,6 +111,12 @@ struct rawstore;
  * closes only after it is cleared again.
  */
 void rs_debug_hold_sync(int hold);
+/*
+ * Return once the commit thread finished everything submitted before (an
+ * empty job behind it): the in-place writes of deferred overwrites that
+ * completed early (device journal) included.
+ */
+void rs_debug_commit_settle(struct rawstore *st);
 /* Commit batches written to RocksDB since open (synced or not). */
 uint64_t rs_debug_batches_written(struct rawstore *st);
 /*

@@ -301,6 +301,8 @@ struct rawstore_perf {
 	uint64_t journal_bytes;		/* their bytes (4 KiB blocks) */
 	uint64_t journal_flushes;	/* device flushes that made records durable */
 	uint64_t journal_trims;		/* RocksDB flushes that freed the ring */
+	uint64_t deferred_early_acks;	/* device journal: groups completed before
+					 * their deferred in-place writes */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */

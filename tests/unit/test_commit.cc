@@ -427,6 +427,7 @@ TEST_F(CommitTest, DeferredNewDataSkipsTheDeviceFlush)
 	struct rawstore_perf a = Perf(st);
 	std::string small = pattern(20000, 1), big = pattern(100000, 2);
 	ASSERT_EQ(Write("c", "small", 0, small), 0);
+	rs_debug_commit_settle(st); /* its in-place write is done */
 	struct rawstore_perf b = Perf(st);
 	EXPECT_EQ(b.deferred_new_bytes - a.deferred_new_bytes, 20480u);
 	EXPECT_EQ(b.deferred_bytes - a.deferred_bytes, 20480u);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "debug.h"
 #include "helpers.h"
 
 static std::string version(size_t len, uint32_t v)
@@ -52,6 +53,7 @@ TEST_F(StoreTest, ReadersSeeWholeCommittedVersions)
 	r2.join();
 	EXPECT_EQ(bad.load(), 0u);
 	EXPECT_GT(reads.load(), 0u);
+	rs_debug_commit_settle(st); /* the last in-place writes are done */
 	struct rawstore_perf p;
 	p.struct_size = sizeof(p);
 	ASSERT_EQ(rawstore_perf_get(st, &p), 0);

@@ -194,6 +194,9 @@ TEST_P(DeferredNewCrashTest, ReplayedOrAbsent)
 		rawstore_txn_write(t, "c", "new", 3, 0, d.data(), d.size());
 		rawstore_txn_write(t, "c", "old", 3, 70000, e.data(), e.size());
 		rawstore_submit(s, t);
+		/* a crash point after the acknowledgement (the device
+		 * journal's deferred writes) is reached before close returns */
+		rawstore_close(s);
 		_exit(0);
 	}
 	ReapCrashed(pid);
@@ -252,6 +255,9 @@ TEST_P(DeferredCrashTest, ReplayedOrAbsent)
 		rawstore_txn_write(t, "c", "d", 1, 1000, upd.data(), upd.size());
 		rawstore_txn_write(t, "c", "x", 1, 0, "y", 1);
 		rawstore_submit(s, t);
+		/* a crash point after the acknowledgement (the device
+		 * journal's deferred writes) is reached before close returns */
+		rawstore_close(s);
 		_exit(0);
 	}
 	ReapCrashed(pid);

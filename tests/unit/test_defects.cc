@@ -174,6 +174,7 @@ protected:
 		Put("gone", pattern(100000, 3));
 		ASSERT_EQ(Write("c", "b", 5000, upd), 0) << rawstore_errmsg();
 		model["b"].replace(5000, upd.size(), upd);
+		rs_debug_commit_settle(st); /* its in-place write is done */
 		ASSERT_EQ(Perf().deferred_writes, 1u);
 	}
 	void ExpectStoppedAndReplayed()

@@ -246,8 +246,10 @@ TEST_F(FaultTest, FailedDeferredApplyIsReplayed)
 	Populate();
 	std::string upd = pattern(3000, 14); /* small overwrite: deferred */
 	rs_debug_fail_io(RS_IO_WRITE, 1, EIO, 1);
-	/* committed (the record is in RocksDB), its in-place write fails */
+	/* committed (the record is in RocksDB), its in-place write fails
+	 * (with the device journal maybe after the transaction completed) */
 	EXPECT_EQ(Write("c", "b", 5000, upd), 0);
+	rs_debug_commit_settle(st);
 	EXPECT_EQ(rs_debug_io_faults(), 1u);
 	model["b"].replace(5000, upd.size(), upd);
 	/* the store stopped: the device may not hold what RocksDB says */

@@ -445,6 +445,83 @@ TEST_F(JournalTest, GroupsFitTheJournal)
 	ExpectClean();
 }
 
+namespace {
+struct AckSeen {
+	struct rawstore *st;
+	std::mutex m;
+	std::condition_variable cv;
+	bool done = false;
+	int result = 1;
+	uint64_t write_ops = 0;
+	std::string data;
+};
+
+/* At the acknowledgement: the device writes so far, and what a read sees. */
+void ack_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto a = static_cast<AckSeen *>(arg);
+	struct rawstore_perf p = {};
+	std::string buf(4096, 0);
+	p.struct_size = sizeof(p);
+	rawstore_perf_get(a->st, &p);
+	ssize_t n = rawstore_read(a->st, "c", "o", 1, 0, &buf[0], buf.size());
+	std::lock_guard<std::mutex> l(a->m);
+	a->result = result;
+	a->write_ops = p.dev_write_ops;
+	a->data = n == (ssize_t)buf.size() ? buf : std::string();
+	a->done = true;
+	a->cv.notify_all();
+	rawstore_txn_free(t);
+}
+} // namespace
+
+/*
+ * A small overwrite is deferred: its data is in the record.  With the
+ * device journal its transaction completes once the record is durable,
+ * before the in-place write (a read in the callback finds the new data in
+ * the queue); with RocksDB's WAL it completes after the in-place write.
+ */
+TEST_F(JournalTest, DeferredOverwriteCompletesBeforeItsInPlaceWrite)
+{
+	for (bool device : { true, false }) {
+		SCOPED_TRACE(device ? "device journal" : "rocksdb journal");
+		if (!device) {
+			Close();
+			RemkfsJournal(RAWSTORE_JOURNAL_ROCKSDB);
+			ASSERT_EQ(MkColl("c"), 0);
+		}
+		ASSERT_EQ(Write("c", "o", 0, pattern(65536, 1)), 0);
+		struct rawstore_perf p0 = Perf();
+		std::string upd = pattern(4096, 2);
+		AckSeen a;
+		a.st = st;
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "c", "o", 1, 0, upd.data(), upd.size());
+		ASSERT_EQ(rawstore_submit_async(st, t, ack_cb, &a), 0);
+		{
+			std::unique_lock<std::mutex> l(a.m);
+			a.cv.wait(l, [&a] { return a.done; });
+		}
+		EXPECT_EQ(a.result, 0);
+		EXPECT_TRUE(a.data == upd) << "the callback's read did not see the overwrite";
+		/* a transaction after it: the commit thread is past its writes */
+		t = T();
+		rawstore_txn_touch(t, "c", "after", 5);
+		ASSERT_EQ(Submit(t), 0);
+		struct rawstore_perf p1 = Perf();
+		EXPECT_EQ(p1.deferred_writes - p0.deferred_writes, 1u);
+		EXPECT_EQ(p1.dev_write_ops - p0.dev_write_ops, 1u) << "one in-place write";
+		EXPECT_EQ(a.write_ops - p0.dev_write_ops, device ? 0u : 1u);
+		EXPECT_EQ(p1.deferred_early_acks - p0.deferred_early_acks, device ? 1u : 0u);
+		Close();
+		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+		std::string want = pattern(65536, 1);
+		want.replace(0, upd.size(), upd);
+		EXPECT_TRUE(Read("c", "o", 0, 70000) == want);
+		ExpectClean();
+	}
+}
+
 /* mkfs refuses a journal size it cannot use. */
 TEST_F(JournalTest, MkfsChecksTheSize)
 {

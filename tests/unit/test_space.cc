@@ -749,6 +749,9 @@ TEST_P(ZeroedWriteCrashTest, ZeroedStaysZero)
 			rawstore_txn_write(t, "c", n.data(), n.size(), 7000, d.data(), d.size());
 		}
 		rawstore_submit(s, t);
+		/* a crash point after the acknowledgement (the device
+		 * journal's deferred writes) is reached before close returns */
+		rawstore_close(s);
 		_exit(0);
 	}
 	int status;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 
+#include "debug.h"
 #include "helpers.h"
 
 static int collect_names(void *arg, const void *name, size_t len)
@@ -490,6 +491,7 @@ TEST_F(StoreTest, SmallOverwritesAreDeferredThroughTheWal)
 	ASSERT_EQ(Write("c", "d", 16384, e), 0);
 	m.replace(5000, 100, d);
 	m.replace(16384, 8192, e);
+	rs_debug_commit_settle(st); /* the in-place writes are done */
 	ASSERT_EQ(rawstore_perf_get(st, &b), 0);
 	EXPECT_EQ(b.deferred_writes - a.deferred_writes, 2u);
 	/* no data flush; the device journal flushes each record */
