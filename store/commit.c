@@ -543,6 +543,28 @@ static bool group_batch_full(struct rawstore *st)
 	return len > le64toh(st->sb.journal_len) / 8;
 }
 
+/*
+ * Device journal: would the batch, with @n_data data checks, still fit in
+ * one record (at most half the journal)?  A transaction that makes it too
+ * big fails alone with -E2BIG (group_batch_full() keeps the others out).
+ */
+static int record_fits(struct rawstore *st, size_t n_data)
+{
+	uint64_t jlen = le64toh(st->sb.journal_len), need;
+	size_t len;
+
+	if (!meta_journaled(st->meta))
+		return 0;
+	rocksdb_writebatch_wi_data(st->wb, &len);
+	/* the header, the "J" entry and the rounding fit in one block */
+	need = len + n_data * sizeof(struct rs_disk_jdata) + RS_JREC_ALIGN;
+	if (need <= jlen / 2)
+		return 0;
+	return rs_err(st, -E2BIG, "journal: the transaction needs a record of about %llu "
+		      "bytes, more than half the %llu-byte journal (mkfs --journal-size)",
+		      (unsigned long long)need, (unsigned long long)jlen);
+}
+
 /* ---- the groups in flight (commit thread) ---- */
 
 static struct pipe_group *pipe_at(struct rs_pipe *p, unsigned int i)
@@ -753,6 +775,8 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	rs_clear_err();
 	rocksdb_writebatch_wi_set_save_point(st->wb);
 	ret = txn_apply(st, t, &c);
+	if (!ret)
+		ret = record_fits(st, r->g.jdata.n + c.jdata.n);
 	if (!ret)
 		ret = append_vec(&r->g.allocs, &c.allocs);
 	if (!ret)
