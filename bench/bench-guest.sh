@@ -180,16 +180,25 @@ smoke)
 	W_THIN="remove:64k,n=10"
 	W_RDT=""
 	W_NOCOPY=""
+	W_XFS=$W_SUB
+	W_JR=$W_ALL
 	objects=2 ;;
 quick)
 	W_ALL="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:64k,qd=16,n=300
 	       create:1m,n=30 create:1m,qd=16,n=60 create:4m,n=10 create:4m,qd=16,n=20
-	       overwrite:4k,n=300 read:4k,n=500 read:64k,n=300 remove:64k,n=200"
+	       overwrite:4k,n=300 overwrite:4k,qd=16,n=600 read:4k,n=500 read:64k,n=300
+	       remove:64k,n=200"
 	W_SUB="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:1m,qd=16,n=60
 	       overwrite:4k,n=300 remove:64k,n=200"
 	W_THIN="create:64k,n=150 remove:1m,n=60"
 	W_RDT="read:4k,n=2000"
 	W_NOCOPY="create:1m,n=30 create:1m,qd=16,n=60"
+	# files on xfs: W_SUB and every QD16 create and overwrite cell of W_ALL
+	W_XFS="$W_SUB create:64k,qd=16,n=300 create:4m,qd=16,n=20 overwrite:4k,qd=16,n=600"
+	# blockdev with RocksDB's own WAL (wz-rocksdb): W_ALL's creates and overwrites
+	W_JR="create:4k,n=300 create:4k,qd=16,n=600 create:64k,n=150 create:64k,qd=16,n=300
+	      create:1m,n=30 create:1m,qd=16,n=60 create:4m,n=10 create:4m,qd=16,n=20
+	      overwrite:4k,n=300 overwrite:4k,qd=16,n=600"
 	objects=8 ;;
 full)
 	W_ALL="create:4k,n=500 create:4k,qd=16,n=1000 create:4k,qd=64,n=1500
@@ -202,6 +211,9 @@ full)
 	W_THIN="create:64k,n=250 remove:1m,n=150"
 	W_RDT="read:4k,n=4000"
 	W_NOCOPY="create:1m,n=40 create:1m,qd=16,n=80"
+	W_XFS="$W_SUB create:4k,qd=64,n=1500 create:64k,qd=16,n=500 create:64k,qd=64,n=600
+	       create:4m,qd=16,n=24 overwrite:4k,qd=16,n=1000"
+	W_JR=$W_ALL
 	objects=8 ;;
 esac
 
@@ -236,6 +248,11 @@ objects_blockdev() { # REP
 	say "objects (rep $r): blockdev on virtio-blk with write-zeroes"
 	rsbench "$(otag wz bwz)" "$W_ALL" --dev /dev/disk/bwz --meta $mnt_meta/db --mkfs ||
 		say "blockdev wz failed (see guest.log)"
+	# the same disk with RocksDB's own WAL (fdatasync on the meta disk's
+	# ext4) instead of the device journal: the journal modes side by side
+	say "objects (rep $r): blockdev on virtio-blk with write-zeroes, journal rocksdb"
+	rsbench "$(otag wz-rocksdb bwz)" "$W_JR" --journal rocksdb --dev /dev/disk/bwz \
+		--meta $mnt_meta/db --mkfs || say "blockdev wz-rocksdb failed (see guest.log)"
 	# 4 KiB random reads from 16 threads (reads in flight: 16), against
 	# fio's randread4k-qd16
 	if [ -n "$W_RDT" ]; then
@@ -328,7 +345,7 @@ objects_files() { # REP
 	mount -t xfs /dev/disk/xfs $mnt_xfs || die "mount xfs"
 	mkdir -p $mnt_xfs/files
 	rsbench "\"section\": \"objects\", \"backend\": \"files\", \"variant\": \"xfs\", \"disk\": \"xfs\", \"rep\": $r" \
-		"$W_SUB" --backend files --dev $mnt_xfs/files --meta $mnt_meta/db ||
+		"$W_XFS" --backend files --dev $mnt_xfs/files --meta $mnt_meta/db ||
 		say "files xfs failed (see guest.log)"
 	umount $mnt_xfs
 }
