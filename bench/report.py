@@ -464,6 +464,133 @@ plot %s
     return cells
 
 
+# --- metadata journal: device against rocksdb (issue 23) ---------------------------
+
+BASE, JR = "blockdev/wz", "blockdev/wz-rocksdb"
+FILES = ("files/ext4", "files/xfs")
+
+
+def journals(bcells):
+    """The journal names a backend's results report ("device", "rocksdb",
+    "rocksdb-recycle"), sorted; empty for the files backend."""
+    return sorted({r["journal"] for c in (bcells or {}).values() for r in c.reps
+                   if r.get("journal")})
+
+
+def journal_label(b, cells):
+    """A backend's name with the journal its results ran with, if any."""
+    j = journals(cells.get(b))
+    return "%s (journal %s)" % (b, ", ".join(j)) if j else b
+
+
+def files_verdicts(cells, keys):
+    """Issue 23's guest target: blockdev (device journal) >= 1.0x files/ext4
+    and files/xfs on every create and overwrite cell at QD16. One row per
+    file system for the targets table: (met, what, detail)."""
+    out = []
+    for other in FILES:
+        what = ("`blockdev` ≥ 1.0× `%s` on every create and overwrite cell at QD16 "
+                "(issue 23)" % other)
+        want = [k for k in keys if k[0] in ("create", "overwrite") and k[2] == 16 and
+                (k in cells.get(BASE, {}) or k in cells.get(other, {}))]
+        met, miss, unmeasured = [], [], []
+        for k in want:
+            bc, oc = cells.get(BASE, {}).get(k), cells.get(other, {}).get(k)
+            rr = ratio(bc.m("ops_per_sec"), oc.m("ops_per_sec")) if bc and oc else None
+            if rr is None:
+                unmeasured.append(cell_name(k))
+            elif rr >= 1.0:
+                met.append(cell_name(k))
+            else:
+                miss.append("%s (%s)" % (cell_name(k), fmt_ratio(rr)))
+        if not met and not miss:
+            out.append((None, what, "not measured%s" % (
+                ": " + ", ".join(unmeasured) if unmeasured else "")))
+            continue
+        detail = "%s: met on %d of %d cells" % (journal_label(BASE, cells), len(met),
+                                                 len(met) + len(miss))
+        if miss:
+            detail += "; misses: " + ", ".join(miss)
+        if unmeasured:
+            detail += "; not measured: " + ", ".join(unmeasured)
+        # a miss is not met; no miss but cells not measured: not checked
+        out.append((False if miss else None if unmeasured else True, what, detail))
+    return out
+
+
+def journal_section(cells, keys, P):
+    """Section 2a: the two metadata journal modes on the same disk, and
+    blockdev against files at the depths of issue 23's target. Returns the
+    target rows."""
+    if not cells.get(BASE) and not cells.get(JR):
+        return []
+    ck = [k for k in keys if k[0] in ("create", "overwrite") and
+          (k in cells.get(BASE, {}) or k in cells.get(JR, {}))]
+    jd, jr = ", ".join(journals(cells.get(BASE))) or "?", \
+        ", ".join(journals(cells.get(JR))) or "?"
+    P("## 2a. Metadata journal: device vs rocksdb")
+    P("")
+    P("`%s` and `%s` run the same creates and overwrites on the same virtio disk, one "
+      "after the other in the same boot, with RocksDB on the same ext4 `meta` disk; "
+      "they differ only in the journal chosen at mkfs. `device` (the default): the "
+      "store's metadata journal is a ring on the data device, one write and one flush "
+      "per commit group, RocksDB's WAL unsynced. `rocksdb`: RocksDB's own WAL, "
+      "`fdatasync`ed on the metadata file system for every commit group. *Round "
+      "trips/txn* are the device round trips per transaction that rawstore-bench "
+      "counts: data-device flushes (the device journal's included), plus, with "
+      "RocksDB's WAL, its syncs (each one flushes the metadata disk). *CPU µs/op* is "
+      "the process's user + system time over the timed phase divided by the "
+      "operations (`getrusage`)." % (BASE, JR))
+    P("")
+    P("| cell | device ops/s | rocksdb ops/s | device / rocksdb | round trips/txn device | "
+      "round trips/txn rocksdb | CPU µs/op device | CPU µs/op rocksdb |")
+    P("|---|---|---|---|---|---|---|---|")
+    for k in ck:
+        d, r = cells.get(BASE, {}).get(k), cells.get(JR, {}).get(k)
+        P("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cell_name(k), fmt(d.m("ops_per_sec")) if d else "-",
+            fmt(r.m("ops_per_sec")) if r else "-",
+            fmt_ratio(ratio(d.m("ops_per_sec"), r.m("ops_per_sec"))) if d and r else "-",
+            fmt(d.m("round_trips_per_txn"), 2) if d else "-",
+            fmt(r.m("round_trips_per_txn"), 2) if r else "-",
+            fmt(d.m("cpu_us_per_op")) if d else "-", fmt(r.m("cpu_us_per_op")) if r else "-"))
+    P("")
+    P("Journals as the results name them: `%s` %s, `%s` %s. A ratio above 1.00× is "
+      "what the device journal gains over RocksDB's WAL on that cell." % (BASE, jd, JR, jr))
+    P("")
+    fk = [k for k in ck if k[2] in (1, 16)]
+    if not fk or not any(cells.get(f) for f in FILES):
+        return files_verdicts(cells, keys)
+    P("### blockdev against files, creates and overwrites at QD1 and QD16")
+    P("")
+    P("`blockdev` is `%s` (journal %s). Issue 23's guest target: `blockdev` ≥ 1.0× "
+      "`files/ext4` and `files/xfs` on every create and overwrite cell at QD16; the "
+      "QD1 rows are for reference, with the CPU time per operation of each." % (BASE, jd))
+    P("")
+    P("| cell | blockdev ops/s | files/ext4 ops/s | blockdev / files/ext4 | files/xfs ops/s | "
+      "blockdev / files/xfs | CPU µs/op blockdev / ext4 / xfs |")
+    P("|---|---|---|---|---|---|---|")
+    for k in fk:
+        b = cells.get(BASE, {}).get(k)
+        e, x = (cells.get(f, {}).get(k) for f in FILES)
+        bo = b.m("ops_per_sec") if b else None
+        cpu = "-"
+        if k[2] == 1:
+            cpu = " / ".join(fmt(c.m("cpu_us_per_op")) if c else "-" for c in (b, e, x))
+        P("| %s | %s | %s | %s | %s | %s | %s |" % (
+            cell_name(k), fmt(bo), fmt(e.m("ops_per_sec")) if e else "-",
+            fmt_ratio(ratio(bo, e.m("ops_per_sec"))) if e and bo else "-",
+            fmt(x.m("ops_per_sec")) if x else "-",
+            fmt_ratio(ratio(bo, x.m("ops_per_sec"))) if x and bo else "-", cpu))
+    P("")
+    rows = files_verdicts(cells, keys)
+    for ok, what, detail in rows:
+        P("- %s: %s — %s" % ({True: "**met**", False: "**not met**",
+                               None: "not checked"}[ok], what, detail))
+    P("")
+    return rows
+
+
 def load_targets(cells):
     """Rows for the targets table from the sustained load (issue 13 item 7)."""
     what = ("Sustained load (issue 13): no lost update (every read returns what its client "
@@ -959,9 +1086,9 @@ plot %s
                 fio.setdefault(r["job"], Cell()).add(r)
             else:
                 missing.append(("fio %s" % r["job"], r.get("why", "")))
-    base = "blockdev/wz"
+    base = BASE
     nocopy = "blockdev/wz-nocopy"
-    order = [base, nocopy, "blockdev/nowz", "blockdev/dm-thin"] + ["blockdev/policy-%s" % p for p in
+    order = [base, JR, nocopy, "blockdev/nowz", "blockdev/dm-thin"] + ["blockdev/policy-%s" % p for p in
                                        ("prepare-background", "pad-inline")] + \
         ["prealloc-file/%s" % v for v in ("nohide-stale", "fallocate", "written-zeros",
                                           "write-zeroes")] + ["files/ext4", "files/xfs"]
@@ -1021,7 +1148,8 @@ plot %s
             P("")
         P("### Operations per second, as a ratio to `%s` (higher is better)" % base)
         P("")
-        P("| cell | %s ops/s | %s |" % (base, " | ".join(b for b in backends if b != base)))
+        P("| cell | %s ops/s | %s |" % (journal_label(base, cells), " | ".join(
+            journal_label(b, cells) for b in backends if b != base)))
         P("|---|---|" + "---|" * (len(backends) - 1))
         for k in keys:
             bc = cells.get(base, {}).get(k)
@@ -1041,7 +1169,7 @@ plot %s
         P("### Detail per backend")
         P("")
         for b in backends:
-            P("**%s**" % b)
+            P("**%s**" % journal_label(b, cells))
             P("")
             P("| cell | ops/s | MB/s | p50 µs | p99 µs | p999 µs | flushes/txn | "
               "RocksDB syncs/txn | CPU µs/op | spread (ops/s) |")
@@ -1139,6 +1267,8 @@ plot %s
             if png:
                 P("![%s](%s)" % (cell_name(k), png))
         P("")
+
+    jrows = journal_section(cells, keys, P) if cells else []
 
     # ---- blockdev against fio ------------------------------------------------------
     if fio:
@@ -1253,9 +1383,12 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
                 lost.append("%s (%.2f×)" % (cell_name(k), oc.m("ops_per_sec") /
                                            bc.m("ops_per_sec")))
         targets.append((not lost and won > 0,
-                        "`blockdev` beats `%s` on every small-object workload" % other,
+                        "`blockdev` beats `%s` on every small-object workload" % other
+                        + ("" if not journals(cells.get(base)) else " (journal %s)" % ", ".join(
+                            journals(cells.get(base)))),
                         "wins %d of %d cells%s" % (won, won + len(lost),
                                                    "; loses " + ", ".join(lost) if lost else "")))
+    targets += jrows or files_verdicts(cells, keys)
     targets += peer_targets(peer, pcells)
     # blockdev against fio: (fio job, cell, field, target, what, unit, digits);
     # 1 MiB creates from the caller's buffer where measured (fio does not copy)
