@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `bench/run --smoke` (the smallest cell of every backend, in one boot of the
 # patched guest) writes a report and raw JSON lines, and both cover every
-# backend: the allocation paths, blockdev, prealloc-file, files on ext4 and
-# xfs, fio, and the smallest aging and sustained-load cells. A backend may
+# backend: the allocation paths, blockdev (with the device journal and,
+# as wz-rocksdb, with RocksDB's WAL; each result names its journal),
+# prealloc-file, files on ext4 and xfs, fio, and the smallest aging and
+# sustained-load cells. A backend may
 # be reported missing only with a reason, and the ones this kernel must
 # support (blockdev, prealloc-file with NO_HIDE_STALE and plain fallocate,
 # files, fio, the ext4 first-write table, aging on blockdev with its
@@ -41,6 +43,7 @@ def seen(pred):
     return [r for r in recs if pred(r)]
 need_ok = {
     "blockdev/wz": lambda r: r.get("backend") == "blockdev" and r.get("variant") == "wz",
+    "blockdev/wz-rocksdb": lambda r: r.get("backend") == "blockdev" and r.get("variant") == "wz-rocksdb",
     "blockdev/nowz": lambda r: r.get("backend") == "blockdev" and r.get("variant") == "nowz",
     "prealloc-file/nohide-stale": lambda r: r.get("backend") == "prealloc-file" and r.get("variant") == "nohide-stale" and r.get("kind") == "object",
     "prealloc-file/fallocate": lambda r: r.get("backend") == "prealloc-file" and r.get("variant") == "fallocate" and r.get("kind") == "object",
@@ -82,11 +85,17 @@ for r in ok(need_ok["aging fragmentation score"]):
 for r in ok(need_ok["load blockdev"]):
     if r.get("mismatches") != 0 or not r.get("txns") or not r.get("reads") or not r.get("p99_us"):
         bad.append("load cell without transactions, reads or p99, or with mismatches: %s" % r)
+for v, j in (("wz", "device"), ("wz-rocksdb", "rocksdb")):
+    for r in ok(need_ok["blockdev/" + v]):
+        if r.get("section") != "objects" or r.get("kind") != "object":
+            continue
+        if r.get("journal") != j or r.get("round_trips_per_txn") is None:
+            bad.append("blockdev/%s result without journal %s or round trips: %s" % (v, j, r))
 nhs = ok(need_ok["alloc ext4-nohide-stale first writes"])
 if nhs and nhs[0].get("jbd2_commits") is None:
     bad.append("first writes into NO_HIDE_STALE space carry no journal commit count")
 for section in ("## 1. Allocation latency", "## 2. Objects", "## 3. blockdev against",
-                "## 3a. Aging", "## 3b. Sustained load", "## 5. Targets",
+                "## 2a. Metadata journal: device vs rocksdb", "## 3a. Aging", "## 3b. Sustained load", "## 5. Targets",
                 "## 6. Missing cells", "plots/"):
     if section not in report:
         bad.append("report.md lacks '%s'" % section)
