@@ -129,6 +129,12 @@ void rs_debug_hold_writes(int hold);
 /* How often, since the process started, the commit thread looked for
  * transactions to join a group while its writes were in flight. */
 uint64_t rs_debug_join_waits(void);
+/*
+ * The device journal's head (bytes since mkfs: where the next record goes;
+ * head / *len is the lap) and its size in *len; 0 and *len = 0 with
+ * RocksDB's WAL.  Safe from a completion callback.
+ */
+uint64_t rs_debug_journal_head(struct rawstore *st, uint64_t *len);
 /* Entries (puts and deletes) in the last commit batch written. */
 uint64_t rs_debug_last_batch_entries(void);
 
