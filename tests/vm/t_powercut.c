@@ -21,12 +21,19 @@
  *   t_powercut crun DEV META CONFIG SEED LWNAME
  *       the concurrent workload: mkfs with CONFIG's policies, then several
  *       submitter threads with asynchronous transactions in flight; each
- *       acknowledgement of thread s's transaction i is marked "a-s-i".
- *       Prints SUB (submission order), FAILED (transactions a write error
- *       failed), POLICY and PERF lines, then CDONE.
+ *       acknowledgement of thread s's transaction i is marked "a-s-i",
+ *       and before it "wrap-L" when the device journal's head entered lap
+ *       L (its first record there is durable).  Prints SUB (submission
+ *       order), FAILED (transactions a write error failed), POLICY, PERF
+ *       and JOURNAL lines, then CDONE.
  *   t_powercut ccheck DEV META CONFIG SEED ACKS RUNLOG
  *       check a cut of it: ACKS is each thread's last acknowledged
  *       transaction before the cut ("3,5,4"), RUNLOG the output of crun.
+ *       Notes what the open's journal replay did ("# journal replayed").
+ *   t_powercut copen DEV META LWNAME
+ *       open the store as a crash left it (the recovery), marking "rstart"
+ *       before the open and "rdone" after it in LWNAME's log, then close
+ *       it: a log of the recovery, to cut it (a crash during replay).
  *
  * The transactions depend only on SEED, so check regenerates the model.
  */
@@ -406,6 +413,8 @@ struct ccfg {
 	int punch, zero;
 	int64_t dmax, dnew;
 	int errors;			/* arm a write error every "errors" txns of thread 0 */
+	int journal;			/* enum rawstore_journal_mode */
+	uint64_t jsize;			/* device journal bytes, 0: mkfs's default */
 };
 
 static int policy_of(const char *v, const char *const *names)
@@ -422,9 +431,10 @@ static void ccfg_parse(struct ccfg *c, const char *s)
 {
 	static const char *const punch[] = { "operator", "background", "inline", NULL };
 	static const char *const zero[] = { "auto", "prepare", "pad", NULL };
+	static const char *const journal[] = { "device", "rocksdb", NULL };
 	char *dup = strdup(s), *tok, *save = NULL;
 
-	*c = (struct ccfg){ 3, 4, 24, 0, 0, 0, 32768, -1, 0 };
+	*c = (struct ccfg){ 3, 4, 24, 0, 0, 0, 32768, -1, 0, 0, 0 };
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *v = strchr(tok, '=');
 
@@ -449,6 +459,10 @@ static void ccfg_parse(struct ccfg *c, const char *s)
 			c->dnew = strtoll(v, NULL, 0);
 		else if (!strcmp(tok, "err"))
 			c->errors = atoi(v);
+		else if (!strcmp(tok, "journal"))
+			c->journal = policy_of(v, journal);
+		else if (!strcmp(tok, "jsize"))
+			c->jsize = strtoull(v, NULL, 0);
 		else
 			kt_fatal("unknown config item %s", tok);
 	}
@@ -643,6 +657,8 @@ struct csub {
 
 static pthread_mutex_t csub_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t cgseq;
+static uint64_t clap, cwraps;	/* the journal lap marked last; wraps marked */
+static struct rawstore *cstore;
 static struct csubrec { int s; uint64_t i; } csubs[CMAXT * CMAXN];
 
 /* On the commit thread, once the transaction is durable or rejected. */
@@ -655,8 +671,19 @@ static void ccb(struct rawstore_txn *t, int result, void *arg)
 
 	(void)t;
 	if (!result) {
+		uint64_t len, lap = rs_debug_journal_head(cstore, &len);
+
+		/* Callbacks run on the commit thread only: clap needs no lock. */
+		lap = len ? lap / len : 0;
+		if (lap > clap) {
+			clap = lap;
+			cwraps++;
+			snprintf(mk, sizeof(mk), "wrap-%llu", (unsigned long long)lap);
+			ret = dm_message(u->lw, mk);
+		}
 		snprintf(mk, sizeof(mk), "a-%d-%llu", u->s, (unsigned long long)sl->i);
-		ret = dm_message(u->lw, mk);
+		if (!ret)
+			ret = dm_message(u->lw, mk);
 	}
 	pthread_mutex_lock(&u->lock);
 	if (!result) {
@@ -737,6 +764,8 @@ static int crun(const char *dev, const char *meta, const char *cfgs, uint64_t se
 		mo.min_alloc_size = c.mau;
 	mo.punch_policy = c.punch;
 	mo.zero_policy = c.zero;
+	mo.journal = c.journal;
+	mo.journal_size = c.jsize;
 	ret = rawstore_mkfs(dev, meta, &mo);
 	if (ret)
 		kt_fatal("mkfs: %s", rawstore_errmsg());
@@ -746,12 +775,18 @@ static int crun(const char *dev, const char *meta, const char *cfgs, uint64_t se
 	ret = rawstore_open(dev, meta, &oo, &st);
 	if (ret)
 		kt_fatal("open: %s", rawstore_errmsg());
+	cstore = st;
 	rawstore_txn_new(&t);
 	rawstore_txn_coll_create(t, COLL);
 	ret = rawstore_submit(st, t);
 	if (ret || mark(lw, 0))
 		kt_fatal("collection: %d %s", ret, rawstore_errmsg());
 	rawstore_txn_free(t);
+	{
+		uint64_t len, head = rs_debug_journal_head(st, &len);
+
+		clap = len ? head / len : 0;
+	}
 	printf("ACK 0\n");
 	fflush(stdout);
 	for (s = 0; s < c.threads; s++) {
@@ -812,6 +847,14 @@ static int crun(const char *dev, const char *meta, const char *cfgs, uint64_t se
 	       (unsigned long long)pf.provisioned_bytes,
 	       (unsigned long long)pf.deferred_new_bytes, (unsigned long long)pf.deferred_bytes,
 	       (unsigned long long)rs_debug_join_waits());
+	{
+		uint64_t len, head = rs_debug_journal_head(st, &len);
+
+		printf("JOURNAL %s size %llu head %llu records %llu trims %llu wraps %llu\n",
+		       info.journal, (unsigned long long)len, (unsigned long long)head,
+		       (unsigned long long)pf.journal_records,
+		       (unsigned long long)pf.journal_trims, (unsigned long long)cwraps);
+	}
 	ret = rawstore_close(st);
 	if (ret)
 		kt_fatal("close: %d", ret);
@@ -899,6 +942,27 @@ static bool csame(const struct cstate *a, const struct cstate *b)
 	return true;
 }
 
+/* What the open's journal replay did (v_powercut.sh reads this line). */
+static void note_replay(struct rawstore *st)
+{
+	struct rawstore_records r;
+
+	memset(&r, 0, sizeof(r));
+	r.struct_size = sizeof(r);
+	if (rawstore_records_get(st, &r) || !r.journal_size)
+		return;
+	kt_note("journal replayed %llu records (%llu bytes, seq %llu..%llu) from %llu to "
+		"%llu, lap %llu to %llu, dropped %llu",
+		(unsigned long long)r.journal_replayed,
+		(unsigned long long)r.journal_replayed_bytes,
+		(unsigned long long)r.journal_durable_seq + 1,
+		(unsigned long long)r.journal_last_seq, (unsigned long long)r.journal_start,
+		(unsigned long long)r.journal_head,
+		(unsigned long long)(r.journal_start / r.journal_size),
+		(unsigned long long)(r.journal_head / r.journal_size),
+		(unsigned long long)r.journal_dropped);
+}
+
 /*
  * The state after a cut: for each thread s, its objects hold exactly its
  * state after some prefix k_s >= acked_s of its transactions (those that
@@ -955,6 +1019,7 @@ static int ccheck(const char *dev, const char *meta, const char *cfgs, uint64_t 
 	kt_expect_eq(ret, 0, "open after the cut (%s)", ret ? rawstore_errmsg() : "ok");
 	if (ret)
 		return kt_done();
+	note_replay(st);
 	for (s = 0; s < c.threads; s++) {
 		bool found = false;
 
@@ -1017,6 +1082,26 @@ static int ccheck(const char *dev, const char *meta, const char *cfgs, uint64_t 
 	return kt_done();
 }
 
+/* The recovery alone, logged: marks around the open, then a clean close. */
+static int copen(const char *dev, const char *meta, const char *lw)
+{
+	struct rawstore *st;
+	int ret;
+
+	if (dm_message(lw, "rstart"))
+		kt_fatal("mark rstart on %s failed", lw);
+	ret = rawstore_open(dev, meta, NULL, &st);
+	if (ret)
+		kt_fatal("open: %s", rawstore_errmsg());
+	note_replay(st);
+	if (dm_message(lw, "rdone"))
+		kt_fatal("mark rdone on %s failed", lw);
+	ret = rawstore_close(st);
+	if (ret)
+		kt_fatal("close: %d", ret);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 7 && !strcmp(argv[1], "run"))
@@ -1030,8 +1115,10 @@ int main(int argc, char **argv)
 	if (argc == 8 && !strcmp(argv[1], "ccheck"))
 		return ccheck(argv[2], argv[3], argv[4], strtoull(argv[5], NULL, 0), argv[6],
 			      argv[7]);
+	if (argc == 5 && !strcmp(argv[1], "copen"))
+		return copen(argv[2], argv[3], argv[4]);
 	fprintf(stderr, "usage: t_powercut run DEV META N SEED LWNAME | "
 		"check DEV META ACKED SEED | crun DEV META CONFIG SEED LWNAME | "
-		"ccheck DEV META CONFIG SEED ACKS RUNLOG\n");
+		"ccheck DEV META CONFIG SEED ACKS RUNLOG | copen DEV META LWNAME\n");
 	return 2;
 }
