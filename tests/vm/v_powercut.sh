@@ -59,7 +59,7 @@
 #                failure is redone on its own log: keep the disk with
 #                vm/run --disk scratch:4G:file=PATH)
 #   PC_SEED      the workload's seed (1); each variant's seed is printed
-#   PC_SCRATCH   the disk to use (/dev/disk/scratch, at least 2.1 GiB)
+#   PC_SCRATCH   the disk to use (/dev/disk/scratch, at least 2.5 GiB)
 # A full campaign by hand (100 transactions: about 350 points and 100
 # random cuts, 600 variants, over an hour under TCG):
 #   vm/run --mem 2G --timeout 14400 --disk scratch:4G -- \
@@ -82,6 +82,9 @@ pc_log=3145728			# 1.5 GiB log
 pc_orig=$pc_log
 pc_rep=$((pc_orig + pc_size))
 pc_chk=$((pc_rep + pc_size))
+pc_pre=$((pc_chk + pc_size))	# a variant before its recovery (crash in replay)
+pc_log2=$((pc_pre + pc_size))	# the recovery's log (256 MiB)
+pc_log2_size=524288
 # Torn writes: the data device tears at every 512-byte sector (the store
 # must survive that); the ext4 holding RocksDB at its 4 KiB block. With
 # PC_ATOM="0 1" ext4 tears at 512 bytes too, and then a torn write of its
@@ -93,7 +96,9 @@ pc_atom=${PC_ATOM:-"$pc_data 8"}
 pc_cleanup() {
 	umount /mnt/pc 2> /dev/null
 	umount /mnt/pcc 2> /dev/null
-	for d in pc-cdata pc-cmeta pc-chk pc-data pc-meta pc-lw pc-rep pc-orig pc-log; do
+	umount /mnt/pcd 2> /dev/null
+	for d in pc-rdata pc-rmeta pc-rpool pc-rpdata pc-rpmeta pc-lw2 pc-log2 pc-pre \
+		pc-cdata pc-cmeta pc-chk pc-data pc-meta pc-lw pc-rep pc-orig pc-log; do
 		$pc_dm remove "$d" 2> /dev/null
 	done
 }
@@ -147,15 +152,21 @@ pc_workload() { # the logged workload; 0 when it ran to its last ack
 	fi
 }
 
+# pc_build_main CUT MODE VSEED: one variant of the cut on pc-chk (the
+# prefix replayed on pc-rep, then the window as MODE says).
+pc_build_main() {
+	t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk &&
+		t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$1" "$2" "$3" $pc_atom
+}
+pc_build=pc_build_main
+
 # pc_variant CUT MODE VSEED ACKS: build one variant of the cut on pc-chk
-# (the replayed prefix, then the window as MODE says), bring it up
+# ($pc_build: by default pc_build_main), bring it up
 # ($pc_up), run the checker ($pc_check ACKS, output in /tmp/pc.out) and take
 # it down ($pc_down). Returns 0 if the check passed, 1 if it failed, 2 if
 # the variant could not be built or brought up (a failure as well).
 pc_variant() {
-	if ! t_lwreplay copy /dev/mapper/pc-rep /dev/mapper/pc-chk > /tmp/pc.var 2>&1 ||
-		! t_lwreplay variant /dev/mapper/pc-log /dev/mapper/pc-chk "$1" "$2" "$3" \
-			$pc_atom > /tmp/pc.var 2>&1; then
+	if ! $pc_build "$1" "$2" "$3" > /tmp/pc.var 2>&1; then
 		echo "cannot build the variant: $(cat /tmp/pc.var)" > /tmp/pc.out
 		return 2
 	fi
@@ -194,7 +205,7 @@ pc_run_variant() {
 	sed 's/^/        /' /tmp/pc.var /tmp/pc.out
 	echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$1" \
 		"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
-		"PC_SEED=$pc_seed${pc_name:+ PC_ONLY=$pc_name} suite.sh v_powercut;" \
+		"PC_SEED=$pc_seed${pc_name:+ PC_ONLY=$pc_name}$pc_redo suite.sh v_powercut;" \
 		"variant $2 seed $3"
 	return 1
 }
@@ -260,7 +271,8 @@ pc_cuts() {
 			mode=${v%:*}
 			vseed=$((pc_seed * 1000003 + cut * 16 + ${v#*:}))
 			pc_run_variant "$cut" "$mode" "$vseed" "$acks" \
-				"cut $cut (window $w, $nvol volatile, acked $acks) $mode seed $vseed"
+				"cut $cut (window $w, $nvol volatile, acked $acks) $mode seed $vseed" &&
+				$pc_after "$cut" "$mode" "$vseed" "$acks"
 		done
 		last_cut=$cut last_acks=$acks
 	done < "$1"
@@ -310,6 +322,7 @@ pc_main() {
 
 	t0=$(date +%s)
 	pc_up=pc_up_serial pc_down=pc_down_serial pc_check=pc_check_serial pc_acks=pc_acks_serial
+	pc_after=: pc_redo=
 	pc_cuts "$cuts"
 	secs=$(($(date +%s) - t0))
 	# Control: the final state is not the one two transactions back.
@@ -362,7 +375,9 @@ pc_regions() {
 	$pc_dm create pc-log --table "0 $pc_log linear $pc_scratch 0" &&
 		$pc_dm create pc-orig --table "0 $pc_size linear $pc_scratch $pc_orig" &&
 		$pc_dm create pc-rep --table "0 $pc_size linear $pc_scratch $pc_rep" &&
-		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk"
+		$pc_dm create pc-chk --table "0 $pc_size linear $pc_scratch $pc_chk" &&
+		$pc_dm create pc-pre --table "0 $pc_size linear $pc_scratch $pc_pre" &&
+		$pc_dm create pc-log2 --table "0 $pc_log2_size linear $pc_scratch $pc_log2"
 }
 
 # --- The concurrent campaign: submitters in parallel, every policy ---------
@@ -378,7 +393,9 @@ pc_regions() {
 # acknowledged transaction or a later one, the threads' states together
 # must be a prefix of the submission order, and a deep fsck must be clean
 # (see t_powercut.c, ccheck). One configuration per line of pc_configs:
-#   NAME KIND CONFIG
+#   NAME KIND WHEN CONFIG
+# WHEN quick: in both modes; quick=N: in quick mode with N cut points (and
+#   the wrap cuts below); full: in full mode only (or named by PC_ONLY).
 # KIND file: the store in a file on ext4 (the data half is an ext4 too, so
 #   punch-hole and zero-range work and the inline and background punch
 #   policies and prepare's claims of zeroed space run: dm-log-writes passes
@@ -391,24 +408,61 @@ pc_regions() {
 # deferred_new_max, err a write error (it lands, then fails: the retry
 # applies the rest of the group again) armed every err transactions of
 # thread 0 (deferred writes off there: a failed deferred write is not a
-# transaction's and stops the store). Each configuration checks, as
-# powercut/NAME/paths, that the workload took its paths.
+# transaction's and stops the store), journal device|rocksdb (mkfs
+# --journal), jsize the device journal's size (mkfs --journal-size; 1 MiB,
+# the minimum, makes it wrap). Each configuration checks, as
+# powercut/NAME/paths, that the workload took its paths (a jsize
+# configuration: that the journal wrapped at least twice).
+#
+# Wrap-around. The workload marks "wrap-L" in the log (before the next ack
+# mark) once the journal's head entered lap L; the entries since the mark
+# before it hold the record that starts the lap (the last one of the lap
+# before skips to it when it does not fit), its data, its flush and, as a
+# trim falls every half lap, usually the trim (RocksDB's WAL synced on
+# ext4) that freed the ring for it. Every flush, FUA and mark point
+# of those windows is a cut point at wrap-around; PC_WCUTS of them (quick 8,
+# full "all") join each configuration's cut points, and the cut points
+# inside a window, whichever way chosen, are counted as wrap cuts.
+#
+# A crash during replay. For PC_RCRASH variants per configuration (full 4;
+# quick 1 in a jsize configuration, else 0), spread over its cut points
+# (the first after each share of them whose open replayed at least two
+# journal records, or any with --journal rocksdb), the variant is built
+# again and saved (pc-pre), and its recovery runs under a second
+# dm-log-writes log (pc-log2): t_powercut copen marks "rstart", opens (the
+# replay), marks "rdone" and closes. PC_RCUTS flush, FUA and mark points
+# between the two marks (quick 3, full 4; spread evenly) cut that log:
+# pc-pre, plus the recovery's log replayed up to the cut, plus the
+# window's prefix variant and one torn (or reorder) variant, must again
+# hold each thread's acknowledged state (the acks of the first cut) and
+# pass a deep fsck. These count as variants of the configuration's cuts
+# (a failure fails /cuts) and as /crash-in-recovery; PC_RFORCE=MODE:VSEED
+# takes that variant of PC_CUTLIST's cuts (to redo one).
 # Results: powercut/NAME/workload, /paths, /cuts (every variant of every
 # cut point), /checker-refuses-wrong-model (the last cut checked against
-# the model of another seed must be refused).
+# the model of another seed must be refused), /crash-in-recovery (when
+# PC_RCRASH is not 0 there: every recovery cut passed, and there was one).
 # Env: PC_CCUTS cut points per configuration (quick 12, full 24; "points",
-# "all"), PC_ONLY=NAME only that configuration (and not the serial
-# campaign), PC_THREADS, PC_DEPTH, PC_CTXNS.
+# "all"), PC_ONLY=NAME[,NAME...] only those configurations (and not the
+# serial campaign), PC_THREADS, PC_DEPTH, PC_CTXNS, PC_WTXNS (transactions
+# per thread in a jsize configuration: quick 64, full 96), PC_WCUTS,
+# PC_RCRASH, PC_RCUTS.
 pc_cthreads=${PC_THREADS:-4} pc_cdepth=${PC_DEPTH:-4}
 if [ "$pc_mode" = full ]; then
-	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24}
+	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24} pc_wtxns=${PC_WTXNS:-96}
+	pc_wcuts=${PC_WCUTS:-all} pc_rcuts=${PC_RCUTS:-4}
 else
-	pc_ctxns=${PC_CTXNS:-32} pc_ccuts=${PC_CCUTS:-12}
+	pc_ctxns=${PC_CTXNS:-32} pc_ccuts=${PC_CCUTS:-12} pc_wtxns=${PC_WTXNS:-64}
+	pc_wcuts=${PC_WCUTS:-8} pc_rcuts=${PC_RCUTS:-3}
 fi
 pc_cbase="t=$pc_cthreads,d=$pc_cdepth,n=$pc_ctxns"
-pc_configs="file-inline-errors file $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5
-file-background-deferred file $pc_cbase,mau=16384,punch=background,zero=prepare,dmax=32768,dnew=16384
-thin-nonrot-deferred thin $pc_cbase,punch=inline,dmax=32768,dnew=16384"
+pc_wbase="t=$pc_cthreads,d=$pc_cdepth,n=$pc_wtxns,jsize=1048576"
+pc_configs="file-inline-errors file quick $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5
+file-background-deferred file quick $pc_cbase,mau=16384,punch=background,zero=prepare,dmax=32768,dnew=16384
+thin-nonrot-deferred thin quick $pc_cbase,punch=inline,dmax=32768,dnew=16384
+thin-wrap-deferred thin full $pc_wbase,punch=background,dmax=32768,dnew=16384
+file-rocksdb-inline-errors file full $pc_cbase,mau=16384,punch=inline,zero=prepare,dmax=0,dnew=0,err=5,journal=rocksdb
+file-wrap-background file quick=6 $pc_wbase,mau=16384,punch=background,zero=prepare,dmax=32768,dnew=16384"
 pc_pmeta=8192		# thin: pool metadata (4 MiB) at the start of the meta half
 
 # pcx_up UNDER PREFIX: the configuration's devices over UNDER, mounted at
@@ -505,6 +559,11 @@ pcx_paths() {
 		why="$why; no claim of zeroed space" ;; esac
 	case $pc_cfg in *dnew=16384*) [ "$(pcx_perf deferred_new)" -gt 0 ] ||
 		why="$why; no deferred new data" ;; esac
+	case $pc_cfg in *jsize=*) set -- $(grep '^JOURNAL ' /tmp/pcc.run)
+		[ "$2" = device ] && [ "${12:-0}" -ge 2 ] ||
+			why="$why; want a device journal that wrapped at least twice: $*" ;; esac
+	case $pc_cfg in *journal=rocksdb*) grep -q '^JOURNAL rocksdb ' /tmp/pcc.run ||
+		why="$why; want --journal rocksdb: $(grep '^JOURNAL ' /tmp/pcc.run)" ;; esac
 	if [ "$pc_kind" = thin ]; then
 		[ "$(pcx_perf provisioned)" -gt 0 ] || why="$why; nothing provisioned"
 		grep -q '^POLICY .* provisioning 1 rotational 0 .* deferred_new_max 16384$' \
@@ -513,14 +572,140 @@ pcx_paths() {
 	echo "${why#; }"
 }
 
-pc_conc_one() { # pc_conc_one NAME KIND CONFIG
-	local entries=/tmp/pc.entries cuts=/tmp/pc.cuts start n t0 secs why rc rdev
-	pc_name=$1 pc_kind=$2 pc_cfg=$3 pc_cseed=$pc_seed
+# pc_wrap_windows ENTRIES START: "P W" per wrap mark at entry W after
+# START, P the mark before it: cut points in (P, W] are at wrap-around.
+pc_wrap_windows() {
+	awk -v s="$2" '$2 ~ /M/ && $5 ~ /^wrap-/ && $1 > s { print p, $1 }
+		$2 ~ /M/ { p = $1 }' "$1"
+}
+
+# pc_wrap_points ENTRIES WINDOWS K: K of the flush, FUA and mark points in
+# the wrap windows, spread evenly ("all": every one).
+pc_wrap_points() {
+	[ -s "$2" ] || return 0
+	awk 'NR == FNR { lo[NR] = $1; hi[NR] = $2; nw = NR; next }
+		{ for (i = 1; i <= nw; i++) {
+			if ($2 ~ /F/ && $1 > lo[i] && $1 <= hi[i]) print $1
+			if ($2 ~ /[UM]/ && $1 + 1 > lo[i] && $1 + 1 <= hi[i]) print $1 + 1
+			if ($1 == hi[i]) print $1 } }' "$2" "$1" | sort -n -u |
+		awk -v k="$3" '{ a[NR] = $1 } END {
+			if (NR == 0) exit; if (k == "all" || k >= NR) { for (i = 1; i <= NR; i++) print a[i]; exit }
+			if (k + 0 < 1) exit; step = NR / k
+			for (i = 0; i < k; i++) print a[int(1 + i * step)] }'
+}
+
+# pc_in_windows WINDOWS CUTS: how many of the cut points are at wrap-around.
+pc_in_windows() {
+	[ -s "$1" ] || { echo 0; return; }
+	awk 'NR == FNR { lo[NR] = $1; hi[NR] = $2; nw = NR; next }
+		{ for (i = 1; i <= nw; i++) if ($1 > lo[i] && $1 <= hi[i]) { n++; break } }
+		END { print n + 0 }' "$1" "$2"
+}
+
+# A crash during replay (see above). pcr_build CUT MODE VSEED: a variant of
+# the recovery's log on pc-chk: the saved variant, the recovery up to the
+# window, the window as MODE says.
+pcr_build() {
+	local w
+	w=$(t_lwreplay window /dev/mapper/pc-log2 "$1" $pc_atom | cut -d' ' -f1)
+	[ -n "$w" ] && t_lwreplay copy /dev/mapper/pc-pre /dev/mapper/pc-chk &&
+		t_lwreplay replay /dev/mapper/pc-log2 /dev/mapper/pc-chk 0 "$w" &&
+		t_lwreplay variant /dev/mapper/pc-log2 /dev/mapper/pc-chk "$1" "$2" "$3" $pc_atom
+}
+
+# pcr_broken WHY: the recovery of a variant could not be logged (a failure).
+pcr_broken() {
+	echo "    crash in recovery: FAIL: $*"
+	nfail=$((nfail + 1)) nvar=$((nvar + 1)) pcr_var=$((pcr_var + 1))
+	pcr_fail=$((pcr_fail + 1))
+}
+
+# pcr_maybe CUT MODE VSEED ACKS ($pc_after of the concurrent campaign):
+# cut the recovery of this variant if it is its turn.
+pcr_maybe() {
+	local jrep
+	if [ -n "${PC_RFORCE:-}" ]; then
+		[ "$PC_RFORCE" = "$2:$3" ] || return 0
+	else
+		[ "$pcr_done" -lt "$pcr_n" ] &&
+			[ $((ncut * (pcr_n + 1))) -ge $(((pcr_done + 1) * pcr_total)) ] || return 0
+		jrep=$(sed -n 's/^# journal replayed \([0-9]*\) records.*/\1/p' /tmp/pc.out)
+		case $pc_cfg in
+		*journal=rocksdb*) ;;
+		*) [ "${jrep:-0}" -ge 2 ] || return 0 ;;
+		esac
+	fi
+	pcr_done=$((pcr_done + 1))
+	pcr_run "$@"
+}
+
+pcr_run() { # pcr_run CUT MODE VSEED ACKS
+	local e2=/tmp/pcr.entries rs rd c2 w2 nv2 nm2 m2 s2 v2
+	if ! { pc_build_main "$1" "$2" "$3" &&
+		t_lwreplay copy /dev/mapper/pc-chk /dev/mapper/pc-pre &&
+		t_lwreplay zero /dev/mapper/pc-log2; } > /tmp/pcr.err 2>&1; then
+		pcr_broken "cut $1 $2 seed $3: cannot build it again: $(cat /tmp/pcr.err)"
+		return
+	fi
+	if ! $pc_dm create pc-lw2 --table \
+		"0 $pc_size log-writes /dev/mapper/pc-chk /dev/mapper/pc-log2" 2> /tmp/pcr.err ||
+		! pcx_up /dev/mapper/pc-lw2 pc-r 2> /tmp/pcr.err ||
+		! t_powercut copen "$pcx_dev" "$pcx_meta" pc-lw2 > /tmp/pcr.err 2>&1; then
+		pcx_down pc-r; $pc_dm remove pc-lw2 2> /dev/null
+		pcr_broken "cut $1 $2 seed $3: the logged recovery: $(cat /tmp/pcr.err)"
+		return
+	fi
+	pcx_down pc-r
+	$pc_dm remove pc-lw2
+	t_lwreplay list /dev/mapper/pc-log2 > "$e2" || { pcr_broken "cannot read pc-log2"; return; }
+	rs=$(awk '$5 == "rstart" { print $1; exit }' "$e2")
+	rd=$(awk '$5 == "rdone" { print $1; exit }' "$e2")
+	[ -n "$rs" ] && [ -n "$rd" ] || { pcr_broken "no rstart/rdone mark in pc-log2"; return; }
+	echo "    crash in recovery of cut $1 $2 seed $3: $(sed -n 's/^# //p' /tmp/pcr.err);" \
+		"its log: $(wc -l < "$e2") entries, $(awk -v a="$rs" -v b="$rd" \
+		'$1 > a && $1 < b && $2 ~ /F/' "$e2" | wc -l) flushes in the open"
+	pc_build=pcr_build
+	pc_redo=" PC_RFORCE=$2:$3 PC_RCUTS=$pc_rcuts"
+	for c2 in $(awk -v a="$rs" -v b="$rd" '$1 > a && $1 <= b && $2 ~ /F/ { print $1 }
+			$1 > a && $1 < b && $2 ~ /[UM]/ { print $1 + 1 }' "$e2" | sort -n -u |
+			awk -v k="$pc_rcuts" '{ a[NR] = $1 } END { if (NR == 0) exit
+				if (k >= NR) { for (i = 1; i <= NR; i++) print a[i]; exit }
+				step = NR / k; for (i = 0; i < k; i++) print a[int(1 + i * step)] }'); do
+		set -- "$1" "$2" "$3" "$4" $(t_lwreplay window /dev/mapper/pc-log2 "$c2" $pc_atom)
+		w2=$5 nv2=$6 nm2=$7
+		pcr_cut=$((pcr_cut + 1))
+		m2=prefix
+		[ "${nv2:-0}" -gt 0 ] && m2="prefix reorder"
+		[ "${nm2:-0}" -gt 0 ] && m2="prefix torn"
+		for v2 in $m2; do
+			s2=$((pc_seed * 1000003 + $1 * 16 + 8 + c2 * 4))
+			[ $v2 = prefix ] || s2=$((s2 + 1))
+			pcr_var=$((pcr_var + 1))
+			pc_run_variant "$c2" "$v2" "$s2" "$4" \
+				"  recovery cut $c2 (window $w2, $nv2 volatile) $v2 seed $s2" ||
+				pcr_fail=$((pcr_fail + 1))
+		done
+	done
+	pc_build=pc_build_main pc_redo=
+}
+
+pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
+	local entries=/tmp/pc.entries cuts=/tmp/pc.cuts wraps=/tmp/pc.wraps start n t0 secs why rc rdev
+	local ccuts=$pc_ccuts nwcut=0
+	pc_name=$1 pc_kind=$2 pc_cfg=$4 pc_cseed=$pc_seed
+	case $pc_mode:$3 in quick:quick=*) [ -n "${PC_CCUTS:-}" ] || ccuts=${3#quick=} ;; esac
+	pcr_n=0
+	[ "$pc_mode" = full ] && pcr_n=4
+	case $pc_mode:$pc_cfg in quick:*jsize=*) pcr_n=1 ;; esac
+	pcr_n=${PC_RCRASH:-$pcr_n}
+	[ -z "${PC_RFORCE:-}" ] || pcr_n=1
+	pcr_done=0 pcr_cut=0 pcr_var=0 pcr_fail=0
 	case $pc_kind in
 	file) pc_atom="0 8" ;;		# both halves are ext4: 4 KiB blocks
 	thin) pc_atom="$pc_data 8" ;;	# the pool's data tears at 512 bytes
 	esac
 	echo "=== powercut/$pc_name: $pc_kind, $pc_cfg, seed $pc_seed"
+	pcc_t1=$(date +%s)
 	pcx_down pc-; pcx_down pc-c; pc_cleanup
 	mkdir -p /mnt/pc /mnt/pcc /mnt/pcd
 	pc_regions || { kt_result powercut/$pc_name/workload FAIL "dmsetup linear failed"; return; }
@@ -568,10 +753,20 @@ pc_conc_one() { # pc_conc_one NAME KIND CONFIG
 		"$(grep -c ' a-' "$entries") ack marks; mkfs done at entry $start"
 	[ -n "$start" ] ||
 		{ kt_result powercut/$pc_name/cuts FAIL "no ack-0 mark"; pc_cleanup; return; }
-	pc_cut_points "$entries" "$start" "$pc_ccuts" > "$cuts"
+	pc_wrap_windows "$entries" "$start" > "$wraps"
+	{
+		pc_cut_points "$entries" "$start" "$ccuts"
+		[ -n "${PC_CUTLIST:-}" ] || pc_wrap_points "$entries" "$wraps" "$pc_wcuts"
+	} | sort -n -u > "$cuts"
+	nwcut=$(pc_in_windows "$wraps" "$cuts")
+	echo "    $(wc -l < "$wraps") journal wraps marked; $(wc -l < "$cuts") cut points," \
+		"$nwcut at wrap-around"
+	pcr_total=$(wc -l < "$cuts")
 	t0=$(date +%s)
 	pc_up=pc_up_conc pc_down=pc_down_conc pc_check=pc_check_conc pc_acks=pc_acks_conc
+	pc_after=pcr_maybe pc_build=pc_build_main pc_redo=
 	pc_cuts "$cuts"
+	pc_after=:
 	secs=$(($(date +%s) - t0))
 	# Control: the last cut against another seed's model is refused.
 	rc=FAIL
@@ -582,9 +777,21 @@ pc_conc_one() { # pc_conc_one NAME KIND CONFIG
 	fi
 	pc_down_conc
 	kt_result powercut/$pc_name/checker-refuses-wrong-model $rc
-	echo "    $pc_name: $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
-		"$ntx acknowledged transactions checked, $nfail failures, $secs s" \
+	echo "    $pc_name: $ncut cut points ($nwcut at wrap-around), $nvar variants" \
+		"($n_reorder reorder, $n_torn torn; $pcr_var in $pcr_cut cuts of $pcr_done" \
+		"recoveries), $ntx acknowledged transactions checked, $nfail failures, $secs s" \
 		"($states_next checks found threads durable past their marks)"
+	if [ "$pcr_n" != 0 ]; then
+		if [ "$pcr_fail" != 0 ]; then
+			kt_result powercut/$pc_name/crash-in-recovery FAIL \
+				"$pcr_fail of $pcr_var variants of $pcr_cut recovery cuts failed"
+		elif [ "$pcr_cut" = 0 ]; then
+			kt_result powercut/$pc_name/crash-in-recovery FAIL \
+				"no recovery was cut (no variant's open replayed two records?)"
+		else
+			kt_result powercut/$pc_name/crash-in-recovery PASS
+		fi
+	fi
 	if [ "$ncut" = 0 ] || [ "$ncut" != "$(wc -l < "$cuts")" ]; then
 		kt_result powercut/$pc_name/cuts FAIL "checked $ncut of $(wc -l < "$cuts") cut points"
 	elif [ "$nfail" != 0 ]; then
@@ -594,25 +801,35 @@ pc_conc_one() { # pc_conc_one NAME KIND CONFIG
 		kt_result powercut/$pc_name/cuts PASS
 	fi
 	pcc_cut=$((pcc_cut + ncut)) pcc_var=$((pcc_var + nvar)) pcc_fail=$((pcc_fail + nfail))
+	pcc_wcut=$((pcc_wcut + nwcut)) pcc_rcut=$((pcc_rcut + pcr_cut)) pcc_rvar=$((pcc_rvar + pcr_var))
+	pcc_secs="$pcc_secs $pc_name:$(($(date +%s) - pcc_t1))s"
 	pcc_tx=$((pcc_tx + ntx)) pcc_bytes=$((pcc_bytes + nbytes)) pcc_n=$((pcc_n + 1))
 	pcc_distinct=$((pcc_distinct + $(grep -c '^SUB ' /tmp/pcc.run)))
 	pc_cleanup
 }
 
 pc_conc_main() {
-	local t0 name kind cfg
+	local t0 name kind when cfg
 	t0=$(date +%s)
 	pcc_cut=0 pcc_var=0 pcc_fail=0 pcc_tx=0 pcc_bytes=0 pcc_n=0 pcc_distinct=0
+	pcc_wcut=0 pcc_rcut=0 pcc_rvar=0 pcc_secs=
 	echo "$pc_configs" > /tmp/pc.configs
-	while read -r name kind cfg; do
-		[ -z "${PC_ONLY:-}" ] || [ "$PC_ONLY" = "$name" ] || continue
-		pc_conc_one "$name" "$kind" "$cfg"
+	while read -r name kind when cfg; do
+		if [ -n "${PC_ONLY:-}" ]; then
+			case ,$PC_ONLY, in *,"$name",*) ;; *) continue ;; esac
+		elif [ "$pc_mode" = quick ] && [ "$when" = full ]; then
+			continue
+		fi
+		pc_conc_one "$name" "$kind" "$when" "$cfg"
 	done < /tmp/pc.configs
-	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points," \
-		"$pcc_var variants, $pcc_distinct transactions submitted," \
-		"$pcc_tx acknowledged transactions checked, $pcc_fail failures"
+	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points" \
+		"($pcc_wcut at wrap-around), $pcc_var variants ($pcc_rvar in $pcc_rcut cuts of" \
+		"recoveries), $pcc_distinct transactions submitted," \
+		"$pcc_tx acknowledged transactions checked, $pcc_fail failures;$pcc_secs"
 	printf '{"kind":"powercut_concurrent","mode":"%s","configurations":%d,"cut_points":%d,' \
 		"$pc_mode" "$pcc_n" "$pcc_cut"
+	printf '"wrap_cut_points":%d,"recovery_cut_points":%d,"recovery_variants":%d,' \
+		"$pcc_wcut" "$pcc_rcut" "$pcc_rvar"
 	printf '"variants":%d,"txns_submitted":%d,"txns_checked":%d,"bytes_verified":%d,' \
 		"$pcc_var" "$pcc_distinct" "$pcc_tx" "$pcc_bytes"
 	printf '"failures":%d,"seconds":%d}\n' "$pcc_fail" "$(($(date +%s) - t0))"
