@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "debug.h"
+#include "gate.h"
 #include "commit.h"
 #include "util.h"
 }
@@ -42,23 +43,6 @@ void done_cb(struct rawstore_txn *, int result, void *arg)
 	s->d->msg[(size_t)s->i] = rawstore_errmsg(); /* on the commit thread */
 	s->d->n++;
 	s->d->cv.notify_all();
-}
-
-/* Holds the commit thread in a completion callback until released. */
-struct Gate {
-	std::mutex m;
-	std::condition_variable cv;
-	bool entered = false, open = false;
-};
-
-void gate_cb(struct rawstore_txn *t, int, void *arg)
-{
-	auto g = static_cast<Gate *>(arg);
-	std::unique_lock<std::mutex> l(g->m);
-	g->entered = true;
-	g->cv.notify_all();
-	g->cv.wait(l, [g] { return g->open; });
-	rawstore_txn_free(t);
 }
 
 class CommitTest : public StoreTest {
@@ -447,22 +431,6 @@ TEST_F(CommitTest, DeferredNewDataSkipsTheDeviceFlush)
 	EXPECT_EQ(Read("c", "small", 0, 30000), small);
 	EXPECT_EQ(Read("c", "big", 0, 200000), big);
 	ExpectClean();
-}
-
-/* Hold the commit thread in a callback; returns once it is held. */
-static void HoldCommitThread(struct rawstore *st, struct rawstore_txn *gt, Gate &g)
-{
-	rawstore_txn_touch(gt, "c", "gate", 4);
-	ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
-	std::unique_lock<std::mutex> l(g.m);
-	g.cv.wait(l, [&g] { return g.entered; });
-}
-
-static void Release(Gate &g)
-{
-	std::lock_guard<std::mutex> l(g.m);
-	g.open = true;
-	g.cv.notify_all();
 }
 
 static void count_cb(struct rawstore_txn *t, int result, void *arg)

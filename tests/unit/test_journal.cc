@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "debug.h"
+#include "gate.h"
 #include "helpers.h"
 
 class JournalTest : public StoreTest {
@@ -63,6 +64,20 @@ protected:
 		int status = 0;
 		waitpid(pid, &status, 0);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	/* mkfs again with the device journal, @set's options on top, then open
+	 * and create collection "c". */
+	void Remkfs(const std::function<void(struct rawstore_mkfs_opts &)> &set)
+	{
+		Close();
+		struct rawstore_mkfs_opts mo;
+		test_mkfs_opts_init(&mo);
+		mo.journal = RAWSTORE_JOURNAL_DEVICE;
+		mo.force = 1;
+		set(mo);
+		ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
+		ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+		ASSERT_EQ(MkColl("c"), 0);
 	}
 	/* A power cut: RocksDB's unsynced writes since the open are lost. */
 	void LoseRocksdbState()
@@ -195,15 +210,9 @@ TEST_F(JournalTest, LastRecordWithLostDataIsDropped)
  */
 TEST_F(JournalTest, DataFreedInItsOwnGroupIsNotChecked)
 {
-	Close();
-	struct rawstore_mkfs_opts mo;
-	test_mkfs_opts_init(&mo);
-	mo.journal = RAWSTORE_JOURNAL_DEVICE;
-	mo.punch_policy = RAWSTORE_PUNCH_INLINE;
-	mo.force = 1;
-	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
-	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
-	ASSERT_EQ(MkColl("c"), 0);
+	Remkfs([](struct rawstore_mkfs_opts &mo) { mo.punch_policy = RAWSTORE_PUNCH_INLINE; });
+	if (HasFatalFailure())
+		return;
 	int r = CrashChild(RS_CRASH_SPACE_IO_DONE, 1, [](struct rawstore *s) {
 		std::string x = pattern(65536, 4), y = pattern(8192, 5);
 		struct rawstore_txn *t;
@@ -271,16 +280,12 @@ INSTANTIATE_TEST_SUITE_P(Journal, JournalReplayCrashTest, ::testing::Values(fals
  * crash after the wraps loses nothing acknowledged. */
 TEST_F(JournalTest, WrapsAndTrims)
 {
-	Close();
-	struct rawstore_mkfs_opts mo;
-	test_mkfs_opts_init(&mo);
-	mo.journal = RAWSTORE_JOURNAL_DEVICE;
-	mo.journal_size = 1 << 20;
-	mo.zero_policy = RAWSTORE_ZERO_PAD;
-	mo.force = 1;
-	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
-	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
-	ASSERT_EQ(MkColl("c"), 0);
+	Remkfs([](struct rawstore_mkfs_opts &mo) {
+		mo.journal_size = 1 << 20;
+		mo.zero_policy = RAWSTORE_ZERO_PAD;
+	});
+	if (HasFatalFailure())
+		return;
 	/* omap values travel in the record: about 20 KiB each */
 	std::string v = pattern(20000, 3);
 	ASSERT_EQ(Write("c", "m", 0, "m"), 0);
@@ -337,14 +342,9 @@ TEST_F(JournalTest, ReadOnlyOpenSeesTheRecords)
  * clear error; the store goes on. */
 TEST_F(JournalTest, RecordTooBigIsRefused)
 {
-	Close();
-	struct rawstore_mkfs_opts mo;
-	test_mkfs_opts_init(&mo);
-	mo.journal_size = 1 << 20;
-	mo.force = 1;
-	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
-	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
-	ASSERT_EQ(MkColl("c"), 0);
+	Remkfs([](struct rawstore_mkfs_opts &mo) { mo.journal_size = 1 << 20; });
+	if (HasFatalFailure())
+		return;
 	std::string v = pattern(600 << 10, 3);
 	ASSERT_EQ(Write("c", "m", 0, "m"), 0);
 	struct rawstore_txn *t = T();
@@ -364,24 +364,6 @@ TEST_F(JournalTest, RecordTooBigIsRefused)
 }
 
 namespace {
-struct Gate {
-	std::mutex m;
-	std::condition_variable cv;
-	bool entered = false, open = false;
-	int done = 0, failed = 0;
-};
-
-/* Holds the commit thread until the test opens the gate. */
-void gate_cb(struct rawstore_txn *t, int, void *arg)
-{
-	auto g = static_cast<Gate *>(arg);
-	std::unique_lock<std::mutex> l(g->m);
-	g->entered = true;
-	g->cv.notify_all();
-	g->cv.wait(l, [g] { return g->open; });
-	rawstore_txn_free(t);
-}
-
 void count_cb(struct rawstore_txn *t, int result, void *arg)
 {
 	auto g = static_cast<Gate *>(arg);
@@ -400,27 +382,17 @@ void count_cb(struct rawstore_txn *t, int result, void *arg)
  */
 TEST_F(JournalTest, GroupsFitTheJournal)
 {
-	Close();
-	struct rawstore_mkfs_opts mo;
-	test_mkfs_opts_init(&mo);
-	mo.journal = RAWSTORE_JOURNAL_DEVICE;
-	mo.journal_size = 1 << 20;
-	mo.force = 1;
-	ASSERT_EQ(rawstore_mkfs(dev.c_str(), meta.c_str(), &mo), 0) << rawstore_errmsg();
-	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
-	ASSERT_EQ(MkColl("c"), 0);
+	Remkfs([](struct rawstore_mkfs_opts &mo) { mo.journal_size = 1 << 20; });
+	if (HasFatalFailure())
+		return;
 	const int n = 64, len = 32768;
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(Write("c", "o" + std::to_string(i), 0, pattern(len, i)), 0);
 	struct rawstore_perf p0 = Perf();
 	Gate g;
-	struct rawstore_txn *gt = T();
-	rawstore_txn_touch(gt, "c", "gate", 4);
-	ASSERT_EQ(rawstore_submit_async(st, gt, gate_cb, &g), 0);
-	{
-		std::unique_lock<std::mutex> l(g.m);
-		g.cv.wait(l, [&g] { return g.entered; });
-	}
+	HoldCommitThread(st, T(), g);
+	if (HasFatalFailure())
+		return;
 	std::vector<std::string> data;
 	for (int i = 0; i < n; i++) {
 		data.push_back(pattern(len, 1000 + i));
@@ -429,10 +401,9 @@ TEST_F(JournalTest, GroupsFitTheJournal)
 		rawstore_txn_write(t, "c", k.data(), k.size(), 0, data[i].data(), len);
 		ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &g), 0);
 	}
+	Release(g);
 	{
 		std::unique_lock<std::mutex> l(g.m);
-		g.open = true;
-		g.cv.notify_all();
 		g.cv.wait(l, [&] { return g.done == n; });
 	}
 	EXPECT_EQ(g.failed, 0) << rawstore_errmsg();
