@@ -168,6 +168,9 @@ TEST_P(ReplayCrashTest, ReplayIsRedone)
 		rawstore_txn_write(t, "c", "d2", 2, 20000, u2.data(), u2.size());
 		rawstore_txn_write(t, "c", "d1", 2, 50001, u3.data(), u3.size());
 		rawstore_submit(s, t);
+		/* with the device journal the crash point (after the
+		 * acknowledgement) is reached before close returns */
+		rawstore_close(s);
 		return 0;
 	});
 	ASSERT_EQ(r, RS_CRASH_EXIT) << "no deferred records left behind";
