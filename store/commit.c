@@ -533,14 +533,17 @@ static void requeue(struct rawstore *st, struct rawstore_txn **ts, unsigned int 
  * eighths of the journal (an omap value, or the onode of a huge object)
  * can make a record too big, and that one is refused (-E2BIG).
  */
-static bool group_batch_full(struct rawstore *st)
+static size_t batch_len(struct rawstore *st)
 {
 	size_t len;
 
-	if (!meta_journaled(st->meta))
-		return false;
 	rocksdb_writebatch_wi_data(st->wb, &len);
-	return len > le64toh(st->sb.journal_len) / 8;
+	return len;
+}
+
+static bool group_batch_full(struct rawstore *st)
+{
+	return meta_journaled(st->meta) && batch_len(st) > le64toh(st->sb.journal_len) / 8;
 }
 
 /*
@@ -551,13 +554,11 @@ static bool group_batch_full(struct rawstore *st)
 static int record_fits(struct rawstore *st, size_t n_data)
 {
 	uint64_t jlen = le64toh(st->sb.journal_len), need;
-	size_t len;
 
 	if (!meta_journaled(st->meta))
 		return 0;
-	rocksdb_writebatch_wi_data(st->wb, &len);
 	/* the header, the "J" entry and the rounding fit in one block */
-	need = len + n_data * sizeof(struct rs_disk_jdata) + RS_JREC_ALIGN;
+	need = batch_len(st) + n_data * sizeof(struct rs_disk_jdata) + RS_JREC_ALIGN;
 	if (need <= jlen / 2)
 		return 0;
 	return rs_err(st, -E2BIG, "journal: the transaction needs a record of about %llu "
@@ -584,12 +585,23 @@ static bool pipe_reapable(struct rs_pipe *p)
 	return p->count && (pipe_at(p, 0)->seq <= p->durable || p->err);
 }
 
+/* Run the callbacks of the @g->n transactions of @g, once. */
+static void complete_group(struct rawstore *st, struct pipe_group *g)
+{
+	unsigned int i;
+
+	if (g->acked)
+		return;
+	for (i = 0; i < g->n; i++)
+		complete(st, g->ts[i], g->ts[i]->result);
+	g->acked = true;
+}
+
 /* A durable group: its frees become reusable, its records of applied
  * deferred writes are gone, its callbacks run. */
 static void reap_ok(struct rawstore *st, struct pipe_group *g)
 {
 	struct rs_pipe *p = st->pipe;
-	unsigned int i;
 
 	if (g->wrote) {
 		if (!g->released)
@@ -602,8 +614,7 @@ static void reap_ok(struct rawstore *st, struct pipe_group *g)
 			rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
 		space_after_commit(st);
 	}
-	for (i = 0; i < g->n && !g->acked; i++)
-		complete(st, g->ts[i], g->ts[i]->result);
+	complete_group(st, g);
 }
 
 /* Its sync failed: the records may be on disk or not, so the store stops
@@ -620,8 +631,7 @@ static void reap_failed(struct rawstore *st, struct pipe_group *g, int err, cons
 	for (i = 0; i < g->n && !g->acked; i++)
 		if (!g->ts[i]->result)
 			txn_fail(g->ts[i], err);
-	for (i = 0; i < g->n && !g->acked; i++)
-		complete(st, g->ts[i], g->ts[i]->result);
+	complete_group(st, g);
 }
 
 /*
@@ -1029,12 +1039,9 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 	 * replayed at open).  Their frees wait for the writes as before.
 	 */
 	if (!ret && deferred && meta_journaled(st->meta) && !p->count) {
-		unsigned int i;
-
 		rs_crash_check(st, RS_CRASH_AFTER_COMMIT);
-		for (i = 0; i < r->n; i++)
-			complete(st, pg->ts[i], pg->ts[i]->result);
-		pg->acked = true;
+		pg->n = r->n;
+		complete_group(st, pg);
 		PERF_ADD(st, deferred_early_acks, 1);
 	}
 	if (!ret && deferred)

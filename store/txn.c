@@ -772,10 +772,26 @@ static int alloc_units(struct actx *a, const struct rs_onode *o, uint64_t a0, ui
 	return n;
 }
 
-/* Map the @n allocated pieces at @a0 in @o, with the checksums of @buf's
- * blocks (the op's own buffer if @ops_buf: checked against the call's). */
+/* The checksums of @buf's blocks, [a0, a0 + len) of the object (the op's
+ * own buffer if @ops_buf: the call's checksums where it gave them);
+ * *@from_bytes says whether all were computed here from the bytes. */
+static uint32_t *block_crcs(struct actx *a, uint64_t a0, uint64_t len, const uint8_t *buf,
+			    bool ops_buf, bool *from_bytes)
+{
+	uint32_t cb = a->st->csum_block, j, nc = (uint32_t)(len / cb);
+	uint32_t *crcs = malloc(4 * (size_t)nc + 4);
+
+	*from_bytes = !(ops_buf && a->wop->crc4k && cb == RS_IO_ALIGN);
+	for (j = 0; crcs && j < nc; j++)
+		crcs[j] = block_crc(a->wop, ops_buf, buf + (uint64_t)j * cb,
+				    a0 + (uint64_t)j * cb, cb);
+	return crcs;
+}
+
+/* Map the @n allocated pieces at @a0 in @o, with the checksums @crcs of
+ * their blocks (block_crcs()). */
 static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const struct pext *pieces,
-		     int n, const uint8_t *buf, bool ops_buf)
+		     int n, const uint32_t *crcs)
 {
 	uint32_t cb = a->st->csum_block;
 	uint64_t cur = 0;
@@ -783,14 +799,12 @@ static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const stru
 
 	for (i = 0; !ret && i < n; cur += pieces[i].len, i++) {
 		struct rs_extent e = { a0 + cur, pieces[i].off, (uint32_t)pieces[i].len, NULL };
-		uint32_t j, nc = (uint32_t)(pieces[i].len / cb);
+		uint32_t nc = (uint32_t)(pieces[i].len / cb);
 
 		e.crcs = malloc(4 * (size_t)nc);
 		if (!e.crcs)
 			return -ENOMEM;
-		for (j = 0; j < nc; j++)
-			e.crcs[j] = block_crc(a->wop, ops_buf, buf + cur + (uint64_t)j * cb,
-					      a0 + cur + (uint64_t)j * cb, cb);
+		memcpy(e.crcs, crcs + cur / cb, 4 * (size_t)nc);
 		ret = onode_insert(o, &e, cb);
 		if (ret)
 			free(e.crcs);
@@ -798,19 +812,37 @@ static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const stru
 	return ret;
 }
 
-/* Device journal: the record will carry a check of each new write, so
- * that replay knows whether the data landed (journal.h). */
+/*
+ * Device journal: the record will carry a check of each new write, so
+ * that replay knows whether the data landed (journal.h): the crc32c of
+ * the write's bytes.  Where the block checksums @crcs of @buf were
+ * computed from those bytes (@from_bytes), it is combined from them
+ * instead of reading the bytes again; a write that does not cover whole
+ * blocks, or checksums the call gave, take the bytes.
+ */
 static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struct rs_io *ios,
-			  unsigned int n)
+			  unsigned int n, const uint8_t *buf, const uint32_t *crcs,
+			  bool from_bytes)
 {
+	uint32_t cb = st->csum_block;
 	unsigned int i;
 	int ret = 0;
 
 	if (!meta_journaled(st->meta))
 		return 0;
-	for (i = 0; i < n && !ret; i++)
-		ret = jdata_push(&c->jdata, ios[i].off, (uint32_t)ios[i].len,
-				 rs_crc32c(ios[i].buf, ios[i].len));
+	for (i = 0; i < n && !ret; i++) {
+		uint64_t rel = (uint64_t)((const uint8_t *)ios[i].buf - buf), k;
+		uint32_t crc;
+
+		if (from_bytes && rel % cb == 0 && ios[i].len % cb == 0 && ios[i].len) {
+			crc = crcs[rel / cb];
+			for (k = 1; k < ios[i].len / cb; k++)
+				crc = rs_crc32c_combine(crc, crcs[rel / cb + k], cb);
+		} else {
+			crc = rs_crc32c(ios[i].buf, ios[i].len);
+		}
+		ret = jdata_push(&c->jdata, ios[i].off, (uint32_t)ios[i].len, crc);
+	}
 	return ret;
 }
 
@@ -831,6 +863,8 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		bool tail_mapped = cend < b0 && au_mapped(o, b0 - U);
 		struct pext *pieces = NULL;
 		struct rs_io *ios = NULL;
+		uint32_t *crcs = NULL;
+		bool from_bytes = false;
 		unsigned int nio = 0;
 		uint8_t *buf, *own = NULL;	/* @own: allocated here */
 		bool zeroed, defer;
@@ -902,8 +936,10 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			nio = space_plan_writes(st, pieces, n, zeroed, a0, wa, wb, buf, ios);
 		}
 		ret = punch_release(a, o, a0, b0);
-		if (!ret)
-			ret = map_units(a, o, a0, pieces, n, buf, !own);
+		if (!ret) {
+			crcs = block_crcs(a, a0, b0 - a0, buf, !own, &from_bytes);
+			ret = crcs ? map_units(a, o, a0, pieces, n, crcs) : -ENOMEM;
+		}
 		/* Deferred: the records go into the batch (copies), the data to
 		 * the device after the commit.  Else queued, not waited for: the
 		 * commit stage waits before its flush.  The buffer goes with the
@@ -916,7 +952,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			PERF_ADD(st, deferred_bytes, b0 - a0);
 			PERF_ADD(st, deferred_new_bytes, b0 - a0);
 		} else if (!ret) {
-			ret = journal_checks(st, a->c, ios, nio);
+			ret = journal_checks(st, a->c, ios, nio, buf, crcs, from_bytes);
 			if (!ret)
 				ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
 			own = NULL;
@@ -926,6 +962,7 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			}
 		}
 		free(ios);
+		free(crcs);
 out_free_pieces:
 		free(pieces);
 out_free_buf:

@@ -177,6 +177,51 @@ const char *rs_crc32c_impl(void)
 	return crc_name;
 }
 
+/* a * b modulo the reflected crc32c polynomial (bit 31 is x^0). */
+static uint32_t crc_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1U << 31, p = 0;
+
+	if (!a)
+		return 0;
+	for (;;) {
+		if (a & m) {
+			p ^= b;
+			if (!(a & (m - 1)))
+				break;
+		}
+		m >>= 1;
+		b = b & 1 ? (b >> 1) ^ 0x82F63B78U : b >> 1;
+	}
+	return p;
+}
+
+/* x^(8 * @n) modulo the polynomial: squarings of x^8 (0x00800000 is x^8). */
+static uint32_t crc_x8n(uint64_t n)
+{
+	uint32_t p = 1U << 31, sq = 0x00800000U;
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			p = crc_mulmod(sq, p);
+		sq = crc_mulmod(sq, sq);
+	}
+	return p;
+}
+
+uint32_t rs_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+	/* One length at a time is the rule (a store's checksum block). */
+	static __thread uint64_t last_len = 0;
+	static __thread uint32_t last_x = 1U << 31;
+
+	if (len2 != last_len) {
+		last_x = crc_x8n(len2);
+		last_len = len2;
+	}
+	return crc_mulmod(last_x, crc1) ^ crc2;
+}
+
 void *rs_alloc_aligned(size_t len)
 {
 	void *p;
