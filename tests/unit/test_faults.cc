@@ -326,17 +326,31 @@ TEST_F(FaultTest, InjectedEnospcIsReported)
 }
 
 /*
- * A private mount namespace with a small tmpfs at @dir (this test process
- * only; the mount goes away with it).  Returns "" or why it cannot.
+ * The test process's own mount namespace, entered before main(): while
+ * the process has one thread, so every thread it starts later (RocksDB's
+ * background flushes and compactions among them) sees the tmpfs mounts
+ * below.  Entered in a test, only the calling thread would move, and a
+ * RocksDB thread started by an earlier test in the same process would
+ * look for the metadata in the directory under the mount.  "" or why not.
  */
-static std::string mount_tmpfs(const std::string &dir, const char *size)
-{
-	if (mkdir(dir.c_str(), 0755))
-		return std::string("mkdir: ") + strerror(errno);
+static const std::string private_ns = [] {
 	if (unshare(CLONE_NEWNS))
 		return std::string("unshare(CLONE_NEWNS): ") + strerror(errno);
 	if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
 		return std::string("making / private: ") + strerror(errno);
+	return std::string();
+}();
+
+/*
+ * A small tmpfs at @dir, in the process's private mount namespace (the
+ * mount goes away with the process).  Returns "" or why it cannot.
+ */
+static std::string mount_tmpfs(const std::string &dir, const char *size)
+{
+	if (!private_ns.empty())
+		return private_ns;
+	if (mkdir(dir.c_str(), 0755))
+		return std::string("mkdir: ") + strerror(errno);
 	std::string o = std::string("size=") + size;
 	if (mount("rs-test", dir.c_str(), "tmpfs", 0, o.c_str()))
 		return std::string("mount tmpfs: ") + strerror(errno);
