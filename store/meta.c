@@ -77,6 +77,14 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	 */
 	rocksdb_options_set_info_log_level(m->opts, 4 /* FATAL */);
 	rocksdb_options_set_keep_log_file_num(m->opts, 2);
+	/*
+	 * The device journal is the write-ahead log: RocksDB keeps its WAL in
+	 * memory until the journal trims (FlushWAL(sync), journal.c), instead
+	 * of a write() per batch.  (Not the WAL off: its trim would be a
+	 * memtable flush, which runs on RocksDB's background threads.)
+	 */
+	if (st && (le32toh(st->sb.flags) & RS_SB_F_JOURNAL))
+		rocksdb_options_set_manual_wal_flush(m->opts, 1);
 	if (st && !(le32toh(st->sb.flags) & RS_SB_F_JOURNAL) && st->opts.rocksdb_wal_recycle > 0) {
 		rocksdb_options_set_recycle_log_file_num(m->opts,
 							 (size_t)st->opts.rocksdb_wal_recycle);
