@@ -55,6 +55,7 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 		   struct rs_meta **out)
 {
 	bool create = mode == META_CREATE;
+	bool journaled = st && (le32toh(st->sb.flags) & RS_SB_F_JOURNAL);
 	struct rs_meta *m;
 	char *err = NULL;
 	int ret;
@@ -83,9 +84,9 @@ int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 	 * of a write() per batch.  (Not the WAL off: its trim would be a
 	 * memtable flush, which runs on RocksDB's background threads.)
 	 */
-	if (st && (le32toh(st->sb.flags) & RS_SB_F_JOURNAL))
+	if (journaled)
 		rocksdb_options_set_manual_wal_flush(m->opts, 1);
-	if (st && !(le32toh(st->sb.flags) & RS_SB_F_JOURNAL) && st->opts.rocksdb_wal_recycle > 0) {
+	else if (st && st->opts.rocksdb_wal_recycle > 0) {
 		rocksdb_options_set_recycle_log_file_num(m->opts,
 							 (size_t)st->opts.rocksdb_wal_recycle);
 		rocksdb_options_set_wal_recovery_mode(m->opts, 0 /* kTolerateCorruptedTailRecords */);

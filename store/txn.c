@@ -779,7 +779,7 @@ static uint32_t *block_crcs(struct actx *a, uint64_t a0, uint64_t len, const uin
 			    bool ops_buf, bool *from_bytes)
 {
 	uint32_t cb = a->st->csum_block, j, nc = (uint32_t)(len / cb);
-	uint32_t *crcs = malloc(4 * (size_t)nc + 4);
+	uint32_t *crcs = malloc(4 * (size_t)nc);
 
 	*from_bytes = !(ops_buf && a->wop->crc4k && cb == RS_IO_ALIGN);
 	for (j = 0; crcs && j < nc; j++)
@@ -824,12 +824,13 @@ static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struc
 			  unsigned int n, const uint8_t *buf, const uint32_t *crcs,
 			  bool from_bytes)
 {
-	uint32_t cb = st->csum_block;
+	uint32_t cb = st->csum_block, op;
 	unsigned int i;
 	int ret = 0;
 
 	if (!meta_journaled(st->meta))
 		return 0;
+	op = rs_crc32c_combine_gen(cb);
 	for (i = 0; i < n && !ret; i++) {
 		uint64_t rel = (uint64_t)((const uint8_t *)ios[i].buf - buf), k;
 		uint32_t crc;
@@ -837,7 +838,7 @@ static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struc
 		if (from_bytes && rel % cb == 0 && ios[i].len % cb == 0 && ios[i].len) {
 			crc = crcs[rel / cb];
 			for (k = 1; k < ios[i].len / cb; k++)
-				crc = rs_crc32c_combine(crc, crcs[rel / cb + k], cb);
+				crc = rs_crc32c_combine_op(crc, crcs[rel / cb + k], op);
 		} else {
 			crc = rs_crc32c(ios[i].buf, ios[i].len);
 		}

@@ -209,17 +209,19 @@ static uint32_t crc_x8n(uint64_t n)
 	return p;
 }
 
+uint32_t rs_crc32c_combine_gen(uint64_t len2)
+{
+	return crc_x8n(len2);
+}
+
+uint32_t rs_crc32c_combine_op(uint32_t crc1, uint32_t crc2, uint32_t op)
+{
+	return crc_mulmod(op, crc1) ^ crc2;
+}
+
 uint32_t rs_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
 {
-	/* One length at a time is the rule (a store's checksum block). */
-	static __thread uint64_t last_len = 0;
-	static __thread uint32_t last_x = 1U << 31;
-
-	if (len2 != last_len) {
-		last_x = crc_x8n(len2);
-		last_len = len2;
-	}
-	return crc_mulmod(last_x, crc1) ^ crc2;
+	return rs_crc32c_combine_op(crc1, crc2, crc_x8n(len2));
 }
 
 void *rs_alloc_aligned(size_t len)

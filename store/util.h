@@ -122,8 +122,12 @@ uint32_t rs_crc32c_isal(const void *buf, size_t len);
 uint32_t rs_crc32c_tables(const void *buf, size_t len);
 const char *rs_crc32c_impl(void);
 /* crc32c of A||B from crc32c(A) = @crc1 and crc32c(B) = @crc2, B being
- * @len2 bytes long (as zlib's crc32_combine, for crc32c). */
+ * @len2 bytes long (as zlib's crc32_combine, for crc32c).  For many B of
+ * one length: rs_crc32c_combine_gen(len2) once, then _op() per B (zlib's
+ * crc32_combine_gen/_op). */
 uint32_t rs_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+uint32_t rs_crc32c_combine_gen(uint64_t len2);
+uint32_t rs_crc32c_combine_op(uint32_t crc1, uint32_t crc2, uint32_t op);
 
 /* Aligned (4096) allocation for O_DIRECT buffers; NULL on failure. */
 void *rs_alloc_aligned(size_t len);
