@@ -916,6 +916,22 @@ static int group_wait_writes(struct rawstore *st, struct group_run *r)
 }
 
 /*
+ * Does the group allocate a unit that a deferred record still targets (its
+ * write applied, the record not deleted yet: the unit was freed since)?
+ * Replay at open would write the record's old bytes over the group's new
+ * data, so the record's deletion must be durable with the allocation.
+ */
+static bool allocs_hit_deferred(const struct rawstore *st, const struct pext_vec *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (deferred_busy(st, a->v[i].off, a->v[i].len))
+			return true;
+	return false;
+}
+
+/*
  * Stage 3: flush the device for new data, and now and then so deferred
  * records can go (those whose deletion is not in a batch in flight
  * already).  A failed flush stops the store.
@@ -925,7 +941,11 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	struct rs_pipe *p = st->pipe;
 	int ret;
 
-	bool retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE;
+	/* Without the device journal every group that wrote data deletes the
+	 * applied records, in the batch that records its allocations; with it
+	 * they go every RS_DEFERRED_RETIRE, or with an allocation they hit. */
+	bool retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE ||
+		      (meta_journaled(st->meta) && allocs_hit_deferred(st, &r->g.allocs));
 
 	if (!r->g.wrote_data && !retire)
 		return 0;

@@ -516,6 +516,47 @@ TEST_F(JournalTest, DeferredOverwriteCompletesBeforeItsInPlaceWrite)
 	}
 }
 
+/*
+ * A deferred overwrite of "a" is applied in place; its record is not
+ * deleted yet (the journal deletes applied records in batches).  "a" is
+ * removed and "b" gets its units (best fit: the 64 KiB hole between "a"
+ * and "pad").  After a power cut replay must not write the old overwrite
+ * over "b": the record that allocates the units deletes the deferred one.
+ */
+TEST_F(JournalTest, ReusedUnitsOfAnAppliedDeferredWriteKeepTheirNewData)
+{
+	int r = CrashChild(RS_CRASH_NONE, 0, [](struct rawstore *s) {
+		struct rawstore_txn *t;
+		std::string upd = pattern(4096, 2);
+		if (Put(s, "a", pattern(65536, 1)) || Put(s, "pad", pattern(65536, 3)))
+			return 1;
+		if (rawstore_txn_new(&t))
+			return 1;
+		rawstore_txn_write(t, "c", "a", 1, 0, upd.data(), upd.size());
+		int ret = rawstore_submit(s, t);
+		rawstore_txn_reset(t);
+		rawstore_txn_touch(t, "c", "after", 5);	/* the in-place write is done */
+		if (!ret)
+			ret = rawstore_submit(s, t);
+		rawstore_txn_reset(t);
+		rawstore_txn_remove(t, "c", "a", 1);
+		if (!ret)
+			ret = rawstore_submit(s, t);
+		rawstore_txn_free(t);
+		if (ret || Put(s, "b", pattern(65536, 4)))
+			return 1;
+		_exit(RS_CRASH_EXIT);	/* a power cut: no close */
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_FALSE(Exists("a"));
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == pattern(65536, 4))
+		<< "replay wrote a deferred record of \"a\" over \"b\"";
+	EXPECT_TRUE(Read("c", "pad", 0, 70000) == pattern(65536, 3));
+	ExpectClean();
+}
+
 /* mkfs refuses a journal size it cannot use. */
 TEST_F(JournalTest, MkfsChecksTheSize)
 {
