@@ -460,15 +460,15 @@ powercut_campaign() {
 	say "power cuts: v_powercut full campaign, ${PC_CUTS:-150} cut points, on the fs disk" \
 		"(see guest.log)"
 	PC_MODE=full PC_CUTS=${PC_CUTS:-150} PC_SCRATCH=/dev/disk/fs sh "$here/suite.sh" v_powercut \
-		> /tmp/pc.out 2>&1
-	cat /tmp/pc.out >> "$log"
-	pc_line=$(grep '^{"kind":"powercut"' /tmp/pc.out | tail -1)
+		> /tmp/bench-powercut.out 2>&1
+	cat /tmp/bench-powercut.out >> "$log"
+	pc_line=$(grep '^{"kind":"powercut"' /tmp/bench-powercut.out | tail -1)
 	if [ -n "$pc_line" ]; then
 		echo "{\"section\": \"powercut\", ${pc_line#\{}" >> "$res"
 		say "power cuts: $pc_line"
 	else
 		missing '"section": "powercut"' powercut \
-			"the campaign did not finish: $(grep '^RESULT' /tmp/pc.out | grep -v PASS |
+			"the campaign did not finish: $(grep '^RESULT' /tmp/bench-powercut.out | grep -v PASS |
 				head -1 | tr -d '"\\')"
 	fi
 }

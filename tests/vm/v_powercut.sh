@@ -60,6 +60,8 @@
 #                vm/run --disk scratch:4G:file=PATH)
 #   PC_SEED      the workload's seed (1); each variant's seed is printed
 #   PC_SCRATCH   the disk to use (/dev/disk/scratch, at least 2.5 GiB)
+#   PC_ONLY      "serial": this campaign alone (no concurrent one); names of
+#                concurrent configurations: those alone (see below)
 # A full campaign by hand (100 transactions: about 350 points and 100
 # random cuts, 600 variants, over an hour under TCG):
 #   vm/run --mem 2G --timeout 14400 --disk scratch:4G -- \
@@ -75,6 +77,12 @@ full) pc_txns=${PC_TXNS:-100} pc_cuts=${PC_CUTS:-points} pc_nre=${PC_REORDER:-1}
 	pc_txns=${PC_TXNS:-40} pc_cuts=${PC_CUTS:-16} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
 esac
 pc_seed=${PC_SEED:-1}
+# The campaign's scratch files live in a directory of its own: a caller that
+# captured the suite's output in a file of the same name (bench-guest.sh did,
+# /tmp/pc.out) had it truncated by every variant, and the failure path's
+# "sed ... pc.out" then read the capture while appending to it, doubling it
+# per failure (15.7 GB of NULs in the guest log, grep killed by the OOM).
+pc_tmp=$(mktemp -d /tmp/powercut.XXXXXX)
 pc_dm=/usr/sbin/dmsetup
 pc_scratch=${PC_SCRATCH:-/dev/disk/scratch}
 # 512-byte sectors
@@ -112,15 +120,15 @@ pc_split() { # pc_split UNDER PREFIX: PREFIX-data and PREFIX-meta over UNDER
 }
 
 pc_workload() { # the logged workload; 0 when it ran to its last ack
-	local log=/tmp/pc.log rc
+	local log=$pc_tmp/pc.log rc
 
 	for d in pc-log pc-orig pc-rep; do
 		t_lwreplay zero /dev/mapper/$d ||
 			{ kt_result powercut/setup FAIL "cannot zero $d"; return 1; }
 	done
 	if ! $pc_dm create pc-lw --table \
-		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> /tmp/pc.err; then
-		kt_result powercut/setup FAIL "dm-log-writes: $(cat /tmp/pc.err)"
+		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> $pc_tmp/pc.err; then
+		kt_result powercut/setup FAIL "dm-log-writes: $(cat $pc_tmp/pc.err)"
 		return 1
 	fi
 	pc_split /dev/mapper/pc-lw pc- &&
@@ -165,20 +173,20 @@ pc_build=pc_build_main
 
 # pc_variant CUT MODE VSEED ACKS: build one variant of the cut on pc-chk
 # ($pc_build: by default pc_build_main), bring it up
-# ($pc_up), run the checker ($pc_check ACKS, output in /tmp/pc.out) and take
+# ($pc_up), run the checker ($pc_check ACKS, output in $pc_tmp/pc.out) and take
 # it down ($pc_down). Returns 0 if the check passed, 1 if it failed, 2 if
 # the variant could not be built or brought up (a failure as well).
 pc_variant() {
-	if ! $pc_build "$1" "$2" "$3" > /tmp/pc.var 2>&1; then
-		echo "cannot build the variant: $(cat /tmp/pc.var)" > /tmp/pc.out
+	if ! $pc_build "$1" "$2" "$3" > $pc_tmp/pc.var 2>&1; then
+		echo "cannot build the variant: $(cat $pc_tmp/pc.var)" > $pc_tmp/pc.out
 		return 2
 	fi
-	if ! $pc_up 2> /tmp/pc.err; then
-		echo "cannot bring the variant up: $(cat /tmp/pc.err)" > /tmp/pc.out
+	if ! $pc_up 2> $pc_tmp/pc.err; then
+		echo "cannot bring the variant up: $(cat $pc_tmp/pc.err)" > $pc_tmp/pc.out
 		$pc_down 2> /dev/null
 		return 2
 	fi
-	$pc_check "$4" > /tmp/pc.out 2>&1
+	$pc_check "$4" > $pc_tmp/pc.out 2>&1
 	rc=$?
 	$pc_down
 	[ $rc = 0 ] || return 1
@@ -193,22 +201,22 @@ pc_run_variant() {
 	nvar=$((nvar + 1))
 	[ "$2" = prefix ] || eval "n_$2=\$((n_$2 + 1))"
 	if [ $rc = 0 ]; then
-		t=$(sed -n 's/^# verified [0-9]* bytes, \([0-9]*\) acknowledged.*/\1/p' /tmp/pc.out)
+		t=$(sed -n 's/^# verified [0-9]* bytes, \([0-9]*\) acknowledged.*/\1/p' $pc_tmp/pc.out)
 		ntx=$((ntx + ${t:-$4}))
 		nbytes=$((nbytes + $(sed -n 's/^# verified \([0-9]*\) bytes.*/\1/p' \
-			/tmp/pc.out | head -1) + 0))
-		grep -q 'durable' /tmp/pc.out && states_next=$((states_next + 1))
+			$pc_tmp/pc.out | head -1) + 0))
+		grep -q 'durable' $pc_tmp/pc.out && states_next=$((states_next + 1))
 		[ "$2" = prefix ] && [ "$pc_mode" = full ] ||
-			echo "    $5: ok$(grep -q durable /tmp/pc.out && echo ', durable past its mark')"
+			echo "    $5: ok$(grep -q durable $pc_tmp/pc.out && echo ', durable past its mark')"
 		return 0
 	fi
 	nfail=$((nfail + 1))
 	eval "fail_$2=\$((fail_$2 + 1))"
 	echo "    $5: FAIL"
-	sed 's/^/        /' /tmp/pc.var /tmp/pc.out
+	sed 's/^/        /' $pc_tmp/pc.var $pc_tmp/pc.out
 	echo "        redo (on this log): env PC_REUSE=1 PC_CUTLIST=$1" \
 		"PC_MODE=$pc_mode PC_REORDER=$pc_nre PC_TORN=$pc_nto" \
-		"PC_SEED=$pc_seed${pc_name:+ PC_ONLY=$pc_name}$pc_redo suite.sh v_powercut;" \
+		"PC_SEED=$pc_seed PC_ONLY=${pc_name:-serial}$pc_redo suite.sh v_powercut;" \
 		"variant $2 seed $3"
 	return 1
 }
@@ -295,11 +303,11 @@ pc_check_serial() {
 }
 pc_acks_serial() {
 	awk -v c="$1" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
-		END { print a + 0 }' /tmp/pc.entries
+		END { print a + 0 }' $pc_tmp/pc.entries
 }
 
 pc_main() {
-	local log=/tmp/pc.log entries=/tmp/pc.entries cuts=/tmp/pc.cuts
+	local log=$pc_tmp/pc.log entries=$pc_tmp/pc.entries cuts=$pc_tmp/pc.cuts
 	local n start t0 secs m f c control rc
 
 	pc_name=
@@ -332,7 +340,7 @@ pc_main() {
 	control=FAIL
 	if [ "${last_acks:-0}" -ge 2 ] && pc_up_serial; then
 		t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((last_acks - 2)) \
-			"$pc_seed" > /tmp/pc.control 2>&1 || control=PASS
+			"$pc_seed" > $pc_tmp/pc.control 2>&1 || control=PASS
 	fi
 	pc_down_serial 2> /dev/null
 	kt_result powercut/checker-refuses-old-state $control
@@ -447,7 +455,7 @@ pc_regions() {
 # PC_RCRASH is not 0 there: every recovery cut passed, and there was one).
 # Env: PC_CCUTS cut points per configuration (quick 12, full 24; "points",
 # "all"), PC_ONLY=NAME[,NAME...] only those configurations (and not the
-# serial campaign), PC_THREADS, PC_DEPTH, PC_CTXNS, PC_WTXNS (transactions
+# serial campaign unless one NAME is "serial"), PC_THREADS, PC_DEPTH, PC_CTXNS, PC_WTXNS (transactions
 # per thread in a jsize configuration: quick 64, full 96), PC_WCUTS,
 # PC_RCRASH, PC_RCUTS.
 pc_cthreads=${PC_THREADS:-4} pc_cdepth=${PC_DEPTH:-4}
@@ -534,18 +542,18 @@ pcx_mkfs() { # the file systems (and the thin device) of a fresh workload
 pc_up_conc() { pcx_up /dev/mapper/pc-chk pc-c; }
 pc_down_conc() { pcx_down pc-c; }
 pc_check_conc() {
-	t_powercut ccheck "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_cseed" "$1" /tmp/pcc.run
+	t_powercut ccheck "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_cseed" "$1" $pc_tmp/pcc.run
 }
 # The last acknowledgement of each thread before the cut: "A0,A1,...".
 pc_acks_conc() {
 	awk -v c="$1" -v t="$pc_cthreads" '$1 < c && $5 ~ /^a-/ {
 			split($5, f, "-"); if (f[3] + 0 > a[f[2]]) a[f[2]] = f[3] + 0 }
-		END { for (i = 0; i < t; i++) printf "%s%d", i ? "," : "", a[i] }' /tmp/pc.entries
+		END { for (i = 0; i < t; i++) printf "%s%d", i ? "," : "", a[i] }' $pc_tmp/pc.entries
 }
 
 pcx_perf() { # pcx_perf KEY: the value after KEY on the workload's PERF line
 	awk -v k="$1" '$1 == "PERF" { for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1) }' \
-		/tmp/pcc.run
+		$pc_tmp/pcc.run
 }
 
 # pcx_paths: the workload took the configuration's paths ("" if so).
@@ -562,15 +570,15 @@ pcx_paths() {
 		why="$why; no claim of zeroed space" ;; esac
 	case $pc_cfg in *dnew=16384*) [ "$(pcx_perf deferred_new)" -gt 0 ] ||
 		why="$why; no deferred new data" ;; esac
-	case $pc_cfg in *jsize=*) set -- $(grep '^JOURNAL ' /tmp/pcc.run)
+	case $pc_cfg in *jsize=*) set -- $(grep '^JOURNAL ' $pc_tmp/pcc.run)
 		[ "$2" = device ] && [ "${12:-0}" -ge 2 ] ||
 			why="$why; want a device journal that wrapped at least twice: $*" ;; esac
-	case $pc_cfg in *journal=rocksdb*) grep -q '^JOURNAL rocksdb ' /tmp/pcc.run ||
-		why="$why; want --journal rocksdb: $(grep '^JOURNAL ' /tmp/pcc.run)" ;; esac
+	case $pc_cfg in *journal=rocksdb*) grep -q '^JOURNAL rocksdb ' $pc_tmp/pcc.run ||
+		why="$why; want --journal rocksdb: $(grep '^JOURNAL ' $pc_tmp/pcc.run)" ;; esac
 	if [ "$pc_kind" = thin ]; then
 		[ "$(pcx_perf provisioned)" -gt 0 ] || why="$why; nothing provisioned"
 		grep -q '^POLICY .* provisioning 1 rotational 0 .* deferred_new_max 16384$' \
-			/tmp/pcc.run || why="$why; want provisioning, non-rotational, deferred new data"
+			$pc_tmp/pcc.run || why="$why; want provisioning, non-rotational, deferred new data"
 	fi
 	echo "${why#; }"
 }
@@ -632,7 +640,7 @@ pcr_maybe() {
 	else
 		[ "$pcr_done" -lt "$pcr_n" ] &&
 			[ $((ncut * (pcr_n + 1))) -ge $(((pcr_done + 1) * pcr_total)) ] || return 0
-		jrep=$(sed -n 's/^# journal replayed \([0-9]*\) records.*/\1/p' /tmp/pc.out)
+		jrep=$(sed -n 's/^# journal replayed \([0-9]*\) records.*/\1/p' $pc_tmp/pc.out)
 		case $pc_cfg in
 		*journal=rocksdb*) ;;
 		*) [ "${jrep:-0}" -ge 2 ] || return 0 ;;
@@ -643,19 +651,19 @@ pcr_maybe() {
 }
 
 pcr_run() { # pcr_run CUT MODE VSEED ACKS
-	local e2=/tmp/pcr.entries rs rd c2 w2 nv2 nm2 m2 s2 v2
+	local e2=$pc_tmp/pcr.entries rs rd c2 w2 nv2 nm2 m2 s2 v2
 	if ! { pc_build_main "$1" "$2" "$3" &&
 		t_lwreplay copy /dev/mapper/pc-chk /dev/mapper/pc-pre &&
-		t_lwreplay zero /dev/mapper/pc-log2; } > /tmp/pcr.err 2>&1; then
-		pcr_broken "cut $1 $2 seed $3: cannot build it again: $(cat /tmp/pcr.err)"
+		t_lwreplay zero /dev/mapper/pc-log2; } > $pc_tmp/pcr.err 2>&1; then
+		pcr_broken "cut $1 $2 seed $3: cannot build it again: $(cat $pc_tmp/pcr.err)"
 		return
 	fi
 	if ! $pc_dm create pc-lw2 --table \
-		"0 $pc_size log-writes /dev/mapper/pc-chk /dev/mapper/pc-log2" 2> /tmp/pcr.err ||
-		! pcx_up /dev/mapper/pc-lw2 pc-r 2> /tmp/pcr.err ||
-		! t_powercut copen "$pcx_dev" "$pcx_meta" pc-lw2 > /tmp/pcr.err 2>&1; then
+		"0 $pc_size log-writes /dev/mapper/pc-chk /dev/mapper/pc-log2" 2> $pc_tmp/pcr.err ||
+		! pcx_up /dev/mapper/pc-lw2 pc-r 2> $pc_tmp/pcr.err ||
+		! t_powercut copen "$pcx_dev" "$pcx_meta" pc-lw2 > $pc_tmp/pcr.err 2>&1; then
 		pcx_down pc-r; $pc_dm remove pc-lw2 2> /dev/null
-		pcr_broken "cut $1 $2 seed $3: the logged recovery: $(cat /tmp/pcr.err)"
+		pcr_broken "cut $1 $2 seed $3: the logged recovery: $(cat $pc_tmp/pcr.err)"
 		return
 	fi
 	pcx_down pc-r
@@ -664,7 +672,7 @@ pcr_run() { # pcr_run CUT MODE VSEED ACKS
 	rs=$(awk '$5 == "rstart" { print $1; exit }' "$e2")
 	rd=$(awk '$5 == "rdone" { print $1; exit }' "$e2")
 	[ -n "$rs" ] && [ -n "$rd" ] || { pcr_broken "no rstart/rdone mark in pc-log2"; return; }
-	echo "    crash in recovery of cut $1 $2 seed $3: $(sed -n 's/^# //p' /tmp/pcr.err);" \
+	echo "    crash in recovery of cut $1 $2 seed $3: $(sed -n 's/^# //p' $pc_tmp/pcr.err);" \
 		"its log: $(wc -l < "$e2") entries, $(awk -v a="$rs" -v b="$rd" \
 		'$1 > a && $1 < b && $2 ~ /F/' "$e2" | wc -l) flushes in the open"
 	pc_build=pcr_build
@@ -693,7 +701,7 @@ pcr_run() { # pcr_run CUT MODE VSEED ACKS
 }
 
 pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
-	local entries=/tmp/pc.entries cuts=/tmp/pc.cuts wraps=/tmp/pc.wraps start n t0 secs why rc rdev
+	local entries=$pc_tmp/pc.entries cuts=$pc_tmp/pc.cuts wraps=$pc_tmp/pc.wraps start n t0 secs why rc rdev
 	local ccuts=$pc_ccuts nwcut=0
 	pc_name=$1 pc_kind=$2 pc_cfg=$4 pc_cseed=$pc_seed
 	case $pc_mode:$3 in quick:quick=*) [ -n "${PC_CCUTS:-}" ] || ccuts=${3#quick=} ;; esac
@@ -717,9 +725,9 @@ pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
 			{ kt_result powercut/$pc_name/workload FAIL "cannot zero $d"; pc_cleanup; return; }
 	done
 	if ! $pc_dm create pc-lw --table \
-		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> /tmp/pc.err ||
-		! pcx_mkfs || ! pcx_up /dev/mapper/pc-lw pc- 2> /tmp/pc.err; then
-		kt_result powercut/$pc_name/workload FAIL "setting up: $(cat /tmp/pc.err)"
+		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> $pc_tmp/pc.err ||
+		! pcx_mkfs || ! pcx_up /dev/mapper/pc-lw pc- 2> $pc_tmp/pc.err; then
+		kt_result powercut/$pc_name/workload FAIL "setting up: $(cat $pc_tmp/pc.err)"
 		pcx_down pc-; pc_cleanup
 		return
 	fi
@@ -730,12 +738,12 @@ pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
 			echo "    cannot mark $rdev non-rotational"
 	fi
 	timeout -s KILL 900 t_powercut crun "$pcx_dev" "$pcx_meta" "$pc_cfg" "$pc_seed" pc-lw \
-		> /tmp/pcc.run 2>&1
+		> $pc_tmp/pcc.run 2>&1
 	rc=$?
-	grep -v '^SUB ' /tmp/pcc.run | grep -v '^FAILED ' | sed 's/^/    /'
+	grep -v '^SUB ' $pc_tmp/pcc.run | grep -v '^FAILED ' | sed 's/^/    /'
 	pcx_down pc-
 	$pc_dm remove pc-lw
-	if [ $rc != 0 ] || ! grep -qx CDONE /tmp/pcc.run; then
+	if [ $rc != 0 ] || ! grep -qx CDONE $pc_tmp/pcc.run; then
 		kt_result powercut/$pc_name/workload FAIL "(exit $rc)"
 		pc_cleanup
 		return
@@ -775,7 +783,7 @@ pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
 	rc=FAIL
 	if [ -n "$last_cut" ] && pc_up_conc 2> /dev/null; then
 		pc_cseed=$((pc_seed + 1))
-		pc_check_conc "$last_acks" > /tmp/pc.control 2>&1 || rc=PASS
+		pc_check_conc "$last_acks" > $pc_tmp/pc.control 2>&1 || rc=PASS
 		pc_cseed=$pc_seed
 	fi
 	pc_down_conc
@@ -807,7 +815,7 @@ pc_conc_one() { # pc_conc_one NAME KIND WHEN CONFIG
 	pcc_wcut=$((pcc_wcut + nwcut)) pcc_rcut=$((pcc_rcut + pcr_cut)) pcc_rvar=$((pcc_rvar + pcr_var))
 	pcc_secs="$pcc_secs $pc_name:$(($(date +%s) - pcc_t1))s"
 	pcc_tx=$((pcc_tx + ntx)) pcc_bytes=$((pcc_bytes + nbytes)) pcc_n=$((pcc_n + 1))
-	pcc_distinct=$((pcc_distinct + $(grep -c '^SUB ' /tmp/pcc.run)))
+	pcc_distinct=$((pcc_distinct + $(grep -c '^SUB ' $pc_tmp/pcc.run)))
 	pc_cleanup
 }
 
@@ -816,7 +824,7 @@ pc_conc_main() {
 	t0=$(date +%s)
 	pcc_cut=0 pcc_var=0 pcc_fail=0 pcc_tx=0 pcc_bytes=0 pcc_n=0 pcc_distinct=0
 	pcc_wcut=0 pcc_rcut=0 pcc_rvar=0 pcc_secs=
-	echo "$pc_configs" > /tmp/pc.configs
+	echo "$pc_configs" > $pc_tmp/pc.configs
 	while read -r name kind when cfg; do
 		if [ -n "${PC_ONLY:-}" ]; then
 			case ,$PC_ONLY, in *,"$name",*) ;; *) continue ;; esac
@@ -824,7 +832,7 @@ pc_conc_main() {
 			continue
 		fi
 		pc_conc_one "$name" "$kind" "$when" "$cfg"
-	done < /tmp/pc.configs
+	done < $pc_tmp/pc.configs
 	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points" \
 		"($pcc_wcut at wrap-around), $pcc_var variants ($pcc_rvar in $pcc_rcut cuts of" \
 		"recoveries), $pcc_distinct transactions submitted," \
@@ -839,6 +847,7 @@ pc_conc_main() {
 }
 
 pc_json=
-[ -n "${PC_ONLY:-}" ] || pc_main
+case ,${PC_ONLY:-}, in ,,|*,serial,*) pc_main ;; esac
 pc_conc_main
 [ -z "$pc_json" ] || echo "$pc_json"
+rm -rf "$pc_tmp"
