@@ -462,6 +462,9 @@ powercut_campaign() {
 	PC_MODE=full PC_CUTS=${PC_CUTS:-150} PC_SCRATCH=/dev/disk/fs sh "$here/suite.sh" v_powercut \
 		> /tmp/bench-powercut.out 2>&1
 	cat /tmp/bench-powercut.out >> "$log"
+	# the concurrent campaign's line first, then the serial one's (the last)
+	pcc_line=$(grep '^{"kind":"powercut_concurrent"' /tmp/bench-powercut.out | tail -1)
+	[ -z "$pcc_line" ] || echo "{\"section\": \"powercut\", ${pcc_line#\{}" >> "$res"
 	pc_line=$(grep '^{"kind":"powercut"' /tmp/bench-powercut.out | tail -1)
 	if [ -n "$pc_line" ]; then
 		echo "{\"section\": \"powercut\", ${pc_line#\{}" >> "$res"

@@ -15,6 +15,7 @@ Exit status: 0, or 1 if the raw results are unusable.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -648,6 +649,34 @@ def powercut_section(recs, P, missing):
     P("")
     if r.get("failures"):
         P("**Failures: the cut points, variants and seeds are in raw/guest.log.**")
+        P("")
+    conc = [c for c in recs if c.get("kind") == "powercut_concurrent"]
+    if not conc:
+        P("The concurrent campaign is not in this report (its summary line is missing).")
+        P("")
+        missing.append(("power-cuts concurrent campaign", "no summary line"))
+        return
+    c = conc[-1]
+    P("The concurrent campaign (same log and checks; several submitters with "
+      "asynchronous transactions in flight, per configuration of space policies, "
+      "journal mode and device; cuts at journal wrap-around and crashes during "
+      "recovery): %s." % (", ".join(
+          re.sub(r"^(.*):(\d+)s$", r"`\1` (\2 s)", x)
+          for x in c.get("per_configuration", "").split()) or "configurations not named"))
+    P("")
+    P("| configurations | cut points (at wrap-around) | variants (in cuts of recoveries) "
+      "| transactions submitted | acknowledged transactions verified, summed over the "
+      "variants | bytes verified | failures | seconds |")
+    P("|---|---|---|---|---|---|---|---|")
+    P("| %d | %d (%d) | %d (%d in %d) | %d | %d | %d | **%d** | %d |" % (
+        c.get("configurations", 0), c.get("cut_points", 0), c.get("wrap_cut_points", 0),
+        c.get("variants", 0), c.get("recovery_variants", 0),
+        c.get("recovery_cut_points", 0), c.get("txns_submitted", 0),
+        c.get("txns_checked", 0), c.get("bytes_verified", 0), c.get("failures", 0),
+        c.get("seconds", 0)))
+    P("")
+    if c.get("failures"):
+        P("**Failures: the configurations, cut points and seeds are in raw/guest.log.**")
         P("")
 
 

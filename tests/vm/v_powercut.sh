@@ -843,7 +843,8 @@ pc_conc_main() {
 		"$pcc_wcut" "$pcc_rcut" "$pcc_rvar"
 	printf '"variants":%d,"txns_submitted":%d,"txns_checked":%d,"bytes_verified":%d,' \
 		"$pcc_var" "$pcc_distinct" "$pcc_tx" "$pcc_bytes"
-	printf '"failures":%d,"seconds":%d}\n' "$pcc_fail" "$(($(date +%s) - t0))"
+	printf '"failures":%d,"seconds":%d,"per_configuration":"%s"}\n' "$pcc_fail" \
+		"$(($(date +%s) - t0))" "${pcc_secs# }"
 }
 
 pc_json=
