@@ -926,7 +926,7 @@ static bool allocs_hit_deferred(const struct rawstore *st, const struct pext_vec
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (deferred_busy(st, a->v[i].off, a->v[i].len))
+		if (deferred_applied_busy(st, a->v[i].off, a->v[i].len))
 			return true;
 	return false;
 }

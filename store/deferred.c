@@ -270,6 +270,17 @@ void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, ui
 	}
 }
 
+bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < st->defq.done_n; i++)
+		if (st->defq.done[i].pofs < pofs + len &&
+		    pofs < st->defq.done[i].pofs + st->defq.done[i].len)
+			return true;
+	return false;
+}
+
 bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
 {
 	size_t i;
@@ -277,11 +288,7 @@ bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
 	for (i = 0; i < st->defq.n; i++)
 		if (st->defq.q[i].pofs < pofs + len && pofs < st->defq.q[i].pofs + st->defq.q[i].len)
 			return true;
-	for (i = 0; i < st->defq.done_n; i++)
-		if (st->defq.done[i].pofs < pofs + len &&
-		    pofs < st->defq.done[i].pofs + st->defq.done[i].len)
-			return true;
-	return false;
+	return deferred_applied_busy(st, pofs, len);
 }
 
 int deferred_retire(struct rawstore *st)

@@ -67,6 +67,9 @@ int deferred_load_overlay(struct rawstore *st);
  * would write there, so the space layer must not punch or zero it.
  */
 bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
+/* As deferred_busy(), only the records already applied in place (not the
+ * queue, whose new data may sit in units its own group allocated). */
+bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
 /* Commit thread, between groups: flush the device and delete the records
  * of every applied write (in a batch of their own). */
 int deferred_retire(struct rawstore *st);
