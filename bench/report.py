@@ -661,7 +661,8 @@ def powercut_section(recs, P, missing):
       "asynchronous transactions in flight, per configuration of space policies, "
       "journal mode and device; cuts at journal wrap-around and crashes during "
       "recovery): %s." % (", ".join(
-          re.sub(r"^(.*):(\d+)s$", r"`\1` (\2 s)", x)
+          re.sub(r"^(.*):unchecked$", r"`\1` (**stopped before its cuts: a failure**)",
+                 re.sub(r"^(.*):(\d+)s$", r"`\1` (\2 s)", x))
           for x in c.get("per_configuration", "").split()) or "configurations not named"))
     P("")
     P("| configurations | cut points (at wrap-around) | variants (in cuts of recoveries) "

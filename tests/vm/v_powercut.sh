@@ -831,7 +831,16 @@ pc_conc_main() {
 		elif [ "$pc_mode" = quick ] && [ "$when" = full ]; then
 			continue
 		fi
+		pcc_before=$pcc_n
 		pc_conc_one "$name" "$kind" "$when" "$cfg"
+		# A configuration that stopped before its cuts (setup, workload or
+		# log unusable; its RESULT line says why) is a failure, never a
+		# silent absence from the counts.
+		if [ "$pcc_n" = "$pcc_before" ]; then
+			pcc_fail=$((pcc_fail + 1)) pcc_n=$((pcc_n + 1))
+			pcc_secs="$pcc_secs $name:unchecked"
+			pc_cleanup
+		fi
 	done < $pc_tmp/pc.configs
 	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points" \
 		"($pcc_wcut at wrap-around), $pcc_var variants ($pcc_rvar in $pcc_rcut cuts of" \
