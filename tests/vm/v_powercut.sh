@@ -455,9 +455,9 @@ pc_regions() {
 # PC_RCRASH is not 0 there: every recovery cut passed, and there was one).
 # Env: PC_CCUTS cut points per configuration (quick 12, full 24; "points",
 # "all"), PC_ONLY=NAME[,NAME...] only those configurations (and not the
-# serial campaign unless one NAME is "serial"), PC_THREADS, PC_DEPTH, PC_CTXNS, PC_WTXNS (transactions
-# per thread in a jsize configuration: quick 64, full 96), PC_WCUTS,
-# PC_RCRASH, PC_RCUTS.
+# serial campaign unless one NAME is "serial"), PC_THREADS, PC_DEPTH,
+# PC_CTXNS, PC_WTXNS (transactions per thread in a jsize configuration:
+# quick 64, full 96), PC_WCUTS, PC_RCRASH, PC_RCUTS.
 pc_cthreads=${PC_THREADS:-4} pc_cdepth=${PC_DEPTH:-4}
 if [ "$pc_mode" = full ]; then
 	pc_ctxns=${PC_CTXNS:-48} pc_ccuts=${PC_CCUTS:-24} pc_wtxns=${PC_WTXNS:-96}
@@ -834,12 +834,11 @@ pc_conc_main() {
 		pcc_before=$pcc_n
 		pc_conc_one "$name" "$kind" "$when" "$cfg"
 		# A configuration that stopped before its cuts (setup, workload or
-		# log unusable; its RESULT line says why) is a failure, never a
-		# silent absence from the counts.
+		# log unusable; its RESULT line says why, and the next one starts
+		# with pc_cleanup) is a failure, never a silent absence from the counts.
 		if [ "$pcc_n" = "$pcc_before" ]; then
 			pcc_fail=$((pcc_fail + 1)) pcc_n=$((pcc_n + 1))
 			pcc_secs="$pcc_secs $name:unchecked"
-			pc_cleanup
 		fi
 	done < $pc_tmp/pc.configs
 	echo "    concurrent campaign: $pcc_n configurations, $pcc_cut cut points" \
