@@ -857,6 +857,16 @@ def peer_targets(peer, cells):
     return out
 
 
+def host_io_errors(raw):
+    """vm/run's lines for host I/O errors on the disk files (raw/console.log)."""
+    try:
+        with open(os.path.join(raw, "console.log"), errors="replace") as f:
+            return [m.group(1) for m in (re.match(r"vm/run: (host I/O error \d+ on .*)", x)
+                                         for x in f) if m]
+    except OSError:
+        return []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -902,6 +912,11 @@ def main():
         P("- wall time of `bench/run`: %.0f s" % a.wall)
     P("- raw results: [results.jsonl](results.jsonl) (one JSON object per measurement), "
       "guest log: [raw/guest.log](raw/guest.log), fio's own output: `raw/fio/`")
+    hostio = host_io_errors(raw)
+    P("- host I/O errors on the guest's disk files: %s" % (
+        "none" if not hostio else "**%d**, each paused the guest for about 0.5 s "
+        "before QEMU retried the request (a cell timed across one is slower by "
+        "that pause): %s" % (len(hostio), "; ".join(hostio[:5]))))
     P("")
     if a.accel == "tcg":
         P("Under TCG (emulated CPU) absolute numbers are not device numbers: every "

@@ -11,7 +11,8 @@
 # and files/xfs lists each cell that misses with its ratio, and says "not
 # checked" when a cell was not measured. The power-cut section has a table
 # for each campaign, the serial one and the concurrent one (its
-# configurations named), failures in bold and pointed to the log.
+# configurations named), failures in bold and pointed to the log. The
+# header counts the host I/O errors vm/run logged (raw/console.log).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -104,6 +105,10 @@ cat > "$tmp/peer.jsonl" <<'J'
 J
 python3 "$repo/bench/report.py" "$tmp/a" --accel tcg --git test --peer "$tmp/peer.jsonl" > /dev/null
 mk "$tmp/b" 0
+printf '%s\n' 'vm/run: host I/O error 1 on disk fs: write failed: Input/output error' \
+	'vm/run: host I/O error 2 on disk fs: write failed: Input/output error' \
+	'vm/run: the guest was paused and its requests retried after each host I/O error above' \
+	> "$tmp/b/raw/console.log"
 python3 "$repo/bench/report.py" "$tmp/b" --accel tcg --git test > /dev/null
 
 python3 - "$tmp/a/report.md" "$tmp/b/report.md" <<'PY'
@@ -193,6 +198,16 @@ for md, fails, name in ((a, "**0**", "passed"), (b, "**3**", "failed")):
         "ok" if ok else "not ok", name))
     if not ok:
         print("    got: %s" % rows)
+        bad = 1
+for md, want_io, name in ((a, "- host I/O errors on the guest's disk files: none", "none"),
+                          (b, "- host I/O errors on the guest's disk files: **2**, each", "two")):
+    got = [l for l in md.splitlines() if l.startswith("- host I/O errors")]
+    ok = len(got) == 1 and got[0].startswith(want_io) and (
+        name == "none" or got[0].endswith("host I/O error 2 on disk fs: write failed: "
+                                          "Input/output error"))
+    print("%s - host I/O errors from vm/run's console: %s" % ("ok" if ok else "not ok", name))
+    if not ok:
+        print("    got: %s" % got)
         bad = 1
 sys.exit(bad)
 PY
