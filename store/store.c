@@ -228,6 +228,34 @@ static int mkfs_journal_write(struct rs_dev *d, const char *dev, uint64_t jlen)
 	return ret;
 }
 
+/* The new store's superblock (written last, once the rest is in place). */
+static int mkfs_super(struct rs_disk_super *sb, const struct rawstore_mkfs_opts *o,
+		      uint32_t logical_block, uint64_t size, uint64_t data_start, uint64_t jlen)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = htole64(RS_SB_MAGIC);
+	sb->version = htole32(jlen ? RS_FORMAT_JOURNAL : 1);
+	if (jlen) {
+		sb->flags = htole32(RS_SB_F_JOURNAL);
+		sb->journal_off = htole64(RS_RESERVED_BYTES);
+		sb->journal_len = htole64(jlen);
+	}
+	if (getrandom(sb->uuid, sizeof(sb->uuid), 0) != sizeof(sb->uuid))
+		return rs_err(NULL, -EIO, "mkfs: getrandom failed");
+	sb->uuid[6] = (sb->uuid[6] & 0x0f) | 0x40;
+	sb->uuid[8] = (sb->uuid[8] & 0x3f) | 0x80;
+	sb->device_size = htole64(size);
+	sb->data_start = htole64(data_start);
+	sb->logical_block = htole32(logical_block);
+	sb->min_alloc = htole32(o->min_alloc_size);
+	sb->csum_type = htole32(RS_CSUM_CRC32C);
+	sb->csum_block = htole32(o->csum_block_size);
+	sb->inline_max = htole32(o->inline_max);
+	sb->mkfs_time = htole64((uint64_t)time(NULL));
+	super_seal(sb);
+	return 0;
+}
+
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *uo)
 {
 	struct rawstore_mkfs_opts o;
@@ -293,29 +321,9 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 		meta_destroy(meta_dir);
 	}
 
-	memset(&sb, 0, sizeof(sb));
-	sb.magic = htole64(RS_SB_MAGIC);
-	sb.version = htole32(jlen ? RS_FORMAT_JOURNAL : 1);
-	if (jlen) {
-		sb.flags = htole32(RS_SB_F_JOURNAL);
-		sb.journal_off = htole64(RS_RESERVED_BYTES);
-		sb.journal_len = htole64(jlen);
-	}
-	if (getrandom(sb.uuid, sizeof(sb.uuid), 0) != sizeof(sb.uuid)) {
-		ret = rs_err(NULL, -EIO, "mkfs: getrandom failed");
+	ret = mkfs_super(&sb, &o, g->logical_block, size, data_start, jlen);
+	if (ret)
 		goto out_close_dev;
-	}
-	sb.uuid[6] = (sb.uuid[6] & 0x0f) | 0x40;
-	sb.uuid[8] = (sb.uuid[8] & 0x3f) | 0x80;
-	sb.device_size = htole64(size);
-	sb.data_start = htole64(data_start);
-	sb.logical_block = htole32(g->logical_block);
-	sb.min_alloc = htole32(o.min_alloc_size);
-	sb.csum_type = htole32(RS_CSUM_CRC32C);
-	sb.csum_block = htole32(o.csum_block_size);
-	sb.inline_max = htole32(o.inline_max);
-	sb.mkfs_time = htole64((uint64_t)time(NULL));
-	super_seal(&sb);
 
 	/* The data area: zeroed or preallocated by policy (space.c). */
 	ret = space_mkfs(d, &o, data_start, size, &pol, &zeroed);
