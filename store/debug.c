@@ -6,8 +6,6 @@
 
 #include "debug.h"
 #include "internal.h"
-#include "journal.h"
-#include "meta.h"
 
 int rs_crash_point;
 int rs_crash_countdown;
@@ -144,15 +142,4 @@ void rs_debug_file_logical_block(unsigned int bytes)
 void rs_debug_disable_uring(int disable)
 {
 	dev_set_no_uring(disable != 0);
-}
-
-uint64_t rs_debug_journal_head(struct rawstore *st, uint64_t *len)
-{
-	struct rs_journal_stat js;
-
-	*len = 0;
-	if (!meta_journal_stat(st->meta, &js))
-		return 0;
-	*len = js.len;
-	return js.head;
 }

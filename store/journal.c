@@ -19,7 +19,6 @@
 #include "device.h"
 #include "internal.h"
 #include "journal.h"
-#include "meta.h"
 #include "ondisk.h"
 #include "util.h"
 
@@ -242,7 +241,7 @@ static int apply_batch(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay,
 	}
 	rocksdb_writebatch_destroy(b);
 	if (err) {
-		int ret = rs_err(j->st, meta_map_error(err), "journal: RocksDB write: %s", err);
+		int ret = rs_err(j->st, rs_db_errno(err), "journal: RocksDB write: %s", err);
 
 		rocksdb_free(err);
 		return ret;
@@ -261,7 +260,7 @@ static int db_flush(struct rs_journal *j)
 		return rs_err(j->st, ret, "journal: device flush after replay failed");
 	rocksdb_flush_wal(j->db, 1, &err);
 	if (err) {
-		ret = rs_err(j->st, meta_map_error(err), "journal: RocksDB WAL sync: %s", err);
+		ret = rs_err(j->st, rs_db_errno(err), "journal: RocksDB WAL sync: %s", err);
 		rocksdb_free(err);
 		return ret;
 	}
@@ -280,7 +279,7 @@ static int read_jpos(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay,
 	v = rocksdb_get(j->db, ro, "J", 1, &vl, &err);
 	rocksdb_readoptions_destroy(ro);
 	if (err) {
-		ret = rs_err(j->st, meta_map_error(err), "journal: reading J: %s", err);
+		ret = rs_err(j->st, rs_db_errno(err), "journal: reading J: %s", err);
 		rocksdb_free(err);
 		return ret;
 	}
@@ -624,7 +623,7 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 
 		snprintf(m, sizeof(m), "%.150s", err);
 		rocksdb_free(err);
-		ret = fail_locked(j, meta_map_error(m), "record %llu is durable, but RocksDB "
+		ret = fail_locked(j, rs_db_errno(m), "record %llu is durable, but RocksDB "
 				  "refused it (%s); replayed at the next open",
 				  (unsigned long long)j->seq, m);
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "decode.h"
 #include "internal.h"
 #include "journal.h"
@@ -19,27 +20,9 @@ struct rs_iter {
 	size_t plen;
 };
 
-int meta_map_error(const char *err)
-{
-	/* Corruption first: "block checksum mismatch" contains "lock". */
-	if (strstr(err, "Corruption"))
-		return -EUCLEAN;
-	/* Another process holds LOCK, or this one opened the database already. */
-	if (strstr(err, "While lock file") || strstr(err, "lock hold by current process"))
-		return -EBUSY;
-	/* A full file system under the database (the WAL or an SST file). */
-	if (strstr(err, "No space left on device"))
-		return -ENOSPC;
-	if (strstr(err, "does not exist"))
-		return -ENOENT;
-	if (strstr(err, "exists"))
-		return -EEXIST;
-	return -EIO;
-}
-
 static int db_error(struct rawstore *st, char *err, const char *what)
 {
-	int ret = meta_map_error(err);
+	int ret = rs_db_errno(err);
 
 	rs_err(st, ret, "RocksDB %s: %s", what, err);
 	rocksdb_free(err);
@@ -219,6 +202,18 @@ bool meta_journal_stat(struct rs_meta *m, struct rs_journal_stat *s)
 	return m->j != NULL;
 }
 
+/* debug.h: where the next journal record goes (tests). */
+uint64_t rs_debug_journal_head(struct rawstore *st, uint64_t *len)
+{
+	struct rs_journal_stat js;
+
+	*len = 0;
+	if (!meta_journal_stat(st->meta, &js))
+		return 0;
+	*len = js.len;
+	return js.head;
+}
+
 int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
 {
 	char *err = NULL;
@@ -230,7 +225,7 @@ int meta_sync_wal(struct rs_meta *m, char *msg, size_t msglen)
 	if (!err)
 		return 0;
 	/* Not rs_err(): the caller may be another thread than the commit's. */
-	ret = meta_map_error(err);
+	ret = rs_db_errno(err);
 	snprintf(msg, msglen, "RocksDB WAL sync: %s", err);
 	rocksdb_free(err);
 	return ret;

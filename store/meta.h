@@ -46,9 +46,6 @@ enum meta_mode { META_RW, META_CREATE, META_RO };
 int meta_open_mode(struct rawstore *st, const char *dir, enum meta_mode mode,
 		   struct rs_meta **out);
 void meta_close(struct rs_meta *m);
-/* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
- * LOCK file is held, -ENOENT, -EEXIST, else -EIO. */
-int meta_map_error(const char *err);
 /* Destroy the database in @dir (mkfs --force). */
 int meta_destroy(const char *dir);
 

@@ -364,3 +364,22 @@ void rs_iobuf_free(void *p, size_t len)
 	}
 	free(p);
 }
+
+/* The errno for a RocksDB error string (meta.c, journal.c). */
+int rs_db_errno(const char *err)
+{
+	/* Corruption first: "block checksum mismatch" contains "lock". */
+	if (strstr(err, "Corruption"))
+		return -EUCLEAN;
+	/* Another process holds LOCK, or this one opened the database already. */
+	if (strstr(err, "While lock file") || strstr(err, "lock hold by current process"))
+		return -EBUSY;
+	/* A full file system under the database (the WAL or an SST file). */
+	if (strstr(err, "No space left on device"))
+		return -ENOSPC;
+	if (strstr(err, "does not exist"))
+		return -ENOENT;
+	if (strstr(err, "exists"))
+		return -EEXIST;
+	return -EIO;
+}

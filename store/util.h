@@ -139,4 +139,8 @@ void *rs_alloc_aligned(size_t len);
 void *rs_iobuf_alloc(size_t len);
 void rs_iobuf_free(void *p, size_t len);
 
+/* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
+ * LOCK file is held, -ENOSPC, -ENOENT, -EEXIST, else -EIO. */
+int rs_db_errno(const char *err);
+
 #endif /* RAWSTORE_UTIL_H */

@@ -13,6 +13,7 @@ extern "C" {
 #include "decode.h"
 #include "meta.h"
 #include "onode.h"
+#include "util.h"
 }
 
 static std::string be64s(uint64_t v)
@@ -148,22 +149,22 @@ TEST(Records, CountsRecord)
 
 TEST(Records, RocksdbErrorsMapToTheirErrno)
 {
-	EXPECT_EQ(meta_map_error("Corruption: block checksum mismatch: stored = 1, computed = 2"
+	EXPECT_EQ(rs_db_errno("Corruption: block checksum mismatch: stored = 1, computed = 2"
 				 "  in /m/000009.sst offset 0 size 100"), -EUCLEAN);
-	EXPECT_EQ(meta_map_error("IO error: While lock file: /m/LOCK: Resource temporarily "
+	EXPECT_EQ(rs_db_errno("IO error: While lock file: /m/LOCK: Resource temporarily "
 				 "unavailable"), -EBUSY);
-	EXPECT_EQ(meta_map_error("IO error: lock hold by current process, acquire time 1 "
+	EXPECT_EQ(rs_db_errno("IO error: lock hold by current process, acquire time 1 "
 				 "acquiring thread 2: /m/LOCK: No locks available"), -EBUSY);
-	EXPECT_EQ(meta_map_error("Invalid argument: /m/CURRENT: does not exist "
+	EXPECT_EQ(rs_db_errno("Invalid argument: /m/CURRENT: does not exist "
 				 "(create_if_missing is false)"), -ENOENT);
-	EXPECT_EQ(meta_map_error("Invalid argument: /m: exists (error_if_exists is true)"),
+	EXPECT_EQ(rs_db_errno("Invalid argument: /m: exists (error_if_exists is true)"),
 		  -EEXIST);
 	/* a full file system under the metadata is reported as such (issue 13) */
-	EXPECT_EQ(meta_map_error("IO error: No space left on device"), -ENOSPC);
-	EXPECT_EQ(meta_map_error("IO error: While appending to file: /m/000007.log: "
+	EXPECT_EQ(rs_db_errno("IO error: No space left on device"), -ENOSPC);
+	EXPECT_EQ(rs_db_errno("IO error: While appending to file: /m/000007.log: "
 				 "Input/output error"), -EIO);
 	/* "block" contains "lock": corruption must never read as busy */
-	EXPECT_EQ(meta_map_error("Corruption: bad block contents"), -EUCLEAN);
+	EXPECT_EQ(rs_db_errno("Corruption: bad block contents"), -EUCLEAN);
 }
 
 /* An encoded onode with extents {lofs, pofs, len} (crcs are zero). */
