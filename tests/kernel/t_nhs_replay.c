@@ -50,7 +50,7 @@
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
 #define NFILES 6
-#define MAXPOINTS 20
+#define MAXPOINTS 32
 #define STALE_SEED 0x5au
 
 static const char *mnt;
@@ -218,7 +218,7 @@ static void replay(void)
 	if (pclose(p))
 		kt_fatal("t_lwreplay list /dev/mapper/nhr-log failed");
 	kt_check(have_mkfs, "the log holds the mkfs mark");
-	kt_expect_eq(synced, NFILES - 1, "the log holds every synced mark");
+	kt_check(synced == NFILES - 1, "the log holds every synced mark (the last: %d)", synced);
 	kt_note("log: %zu flush/FUA points after mkfs, mkfs mark at entry %llu", nflush, mkfs);
 	/* Every mark, and at most MAXPOINTS flush points spread over the log. */
 	step = nflush > MAXPOINTS ? (nflush + MAXPOINTS - 1) / MAXPOINTS : 1;

@@ -446,16 +446,19 @@ static int cmd_misaligned(const char *file)
 static int cmd_errno(const char *file)
 {
 	uint64_t r[2] = { MiB + 512, 4096 };
-	long long before = file_blocks(file);
+	long long before = file_blocks(file), logged;
 	int rc;
 
 	kt_expect_eq(lbs, 512, "the upper loop has 512-byte sectors");
 	if (kt_queue_attr(dev, "discard_max_bytes") <= 0)
 		kt_fatal("%s: discard_max_bytes is %lld: the loop over a loop must offer discard",
 			 dev, kt_queue_attr(dev, "discard_max_bytes"));
+	logged = kt_dmesg_count(KT_DMESG_IO_ERROR);
 	rc = ioctl(dfd, BLKDISCARD, r) ? -errno : 0;
 	kt_expect_eq(rc, -EIO, "a 512- but not 4096-aligned discard the lower device refuses "
 		     "with -EINVAL is an I/O error, as before the series");
+	kt_check(kt_dmesg_count(KT_DMESG_IO_ERROR) > logged,
+		 "the kernel logs it as an I/O error of the discard");
 	kt_expect_eq(kt_fallocate(dfd, 0, MiB + 512, 4096), -EINVAL,
 		     "the provision of the same range is EINVAL (set explicitly)");
 	kt_expect_eq(file_blocks(file) - before, 0, "neither allocated anything");
