@@ -2,9 +2,12 @@
 # ext4 on /dev/disk/scratch (gate and its edges, data=journal, 1 KiB blocks,
 # bigalloc, ENOSPC, concurrent mmap and AIO writers, FIEMAP, stale exposure,
 # the stale tail past a new EOF, sub-page blocks and the page cache, the
-# owner check through an idmapped mount, jbd2 commits, quota), xfs, tmpfs and overlayfs over gated ext4 (refused),
-# and the block device path (plain discard) on the virtio disks. Leaves /dev/disk/scratch unmounted
-# and discarded.
+# owner check through an idmapped mount, jbd2 commits, quota), xfs, tmpfs
+# and overlayfs over gated ext4 (refused), fsx-style operation mixes
+# (t_opmix, 4 KiB and 1 KiB blocks), a dm-log-writes replay of the flag at
+# marks and flush points (t_nhs_replay), and the block device path (plain
+# discard) on the virtio disks. Leaves /dev/disk/scratch unmounted and
+# discarded.
 
 nhs_mnt=/mnt/nhs
 nhs_dev=/dev/disk/scratch
@@ -16,6 +19,20 @@ for t in gate edges journal variants concurrent fiemap stale tail subpage idmap 
 	while grep -q " $nhs_mnt-ovl " /proc/mounts; do umount $nhs_mnt-ovl || break; done
 	while grep -q " $nhs_mnt-idmap " /proc/mounts; do umount $nhs_mnt-idmap || break; done
 	while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
+done
+
+# fsx-style randomized operation mixes with both new modes and the mount
+# option (Debian 12 packages neither fsx nor fsstress).
+kt_run nohide_stale/opmix-4k t_opmix $nhs_dev $nhs_mnt 4096 3000 1
+while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
+kt_run nohide_stale/opmix-1k t_opmix $nhs_dev $nhs_mnt 1024 2000 2
+while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
+
+# dm-log-writes replay at every mark and at flush points (generic/482).
+kt_run nohide_stale/log-replay t_nhs_replay $nhs_dev $nhs_mnt
+while grep -q " $nhs_mnt " /proc/mounts; do umount $nhs_mnt || break; done
+for d in nhr-lw nhr-chk nhr-rep nhr-log nhr-orig; do
+	[ -e /dev/mapper/$d ] && dmsetup remove $d
 done
 
 kt_run nohide_stale/blkdev-virtio-512 t_nohide_stale blkdev /dev/disk/vblk --expect=discard

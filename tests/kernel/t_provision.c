@@ -37,6 +37,14 @@
  *    4096-byte sectors (a loop over FILE): a provision that is 512- but
  *    not 4096-aligned gives EINVAL, logs no I/O error and allocates
  *    nothing; an aligned one succeeds and allocates in FILE.
+ *  t_provision errno DEV FILE
+ *    The same stack as misaligned: a discard (BLKDISCARD) of DEV that is
+ *    512- but not 4096-aligned reaches the lower loop, whose fallocate of
+ *    the 4Kn device refuses it with -EINVAL; loop completes the request
+ *    with that errno, which errno_to_blk_status() must still map to an
+ *    I/O error (EIO), as before the series: only provision sets
+ *    BLK_STS_INVAL, and only explicitly (0005).  The provision of the
+ *    same range is EINVAL.
  *  t_provision frozen DEV FILE MNT
  *    DEV is a loop device over FILE on the file system mounted at MNT,
  *    which the test freezes (FIFREEZE): a provision and a discard of DEV
@@ -435,6 +443,28 @@ static int cmd_misaligned(const char *file)
 	return kt_done();
 }
 
+static int cmd_errno(const char *file)
+{
+	uint64_t r[2] = { MiB + 512, 4096 };
+	long long before = file_blocks(file), logged;
+	int rc;
+
+	kt_expect_eq(lbs, 512, "the upper loop has 512-byte sectors");
+	if (kt_queue_attr(dev, "discard_max_bytes") <= 0)
+		kt_fatal("%s: discard_max_bytes is %lld: the loop over a loop must offer discard",
+			 dev, kt_queue_attr(dev, "discard_max_bytes"));
+	logged = kt_dmesg_count(KT_DMESG_IO_ERROR);
+	rc = ioctl(dfd, BLKDISCARD, r) ? -errno : 0;
+	kt_expect_eq(rc, -EIO, "a 512- but not 4096-aligned discard the lower device refuses "
+		     "with -EINVAL is an I/O error, as before the series");
+	kt_check(kt_dmesg_count(KT_DMESG_IO_ERROR) > logged,
+		 "the kernel logs it as an I/O error of the discard");
+	kt_expect_eq(kt_fallocate(dfd, 0, MiB + 512, 4096), -EINVAL,
+		     "the provision of the same range is EINVAL (set explicitly)");
+	kt_expect_eq(file_blocks(file) - before, 0, "neither allocated anything");
+	return kt_done();
+}
+
 /* st_blocks of path without syncing anything (the file system may be frozen). */
 static long long st_blocks_of(const char *path)
 {
@@ -571,6 +601,8 @@ int main(int argc, char **argv)
 		return cmd_immutable(argv[3]);
 	if (!strcmp(argv[1], "misaligned") && argc == 4)
 		return cmd_misaligned(argv[3]);
+	if (!strcmp(argv[1], "errno") && argc == 4)
+		return cmd_errno(argv[3]);
 	if (!strcmp(argv[1], "partition") && argc == 5)
 		return cmd_partition(argv[3], strtoull(argv[4], NULL, 0));
 	kt_fatal("unknown command or wrong arguments: %s", argv[1]);
