@@ -619,15 +619,26 @@ def load_targets(cells):
 
 # --- power cuts (issue 13 item 1) ---------------------------------------------
 
-def powercut_section(recs, P, missing):
+def powercut_section(recs, P, missing, mode=None, host_errors=()):
     """The power-cut campaign: the JSON line v_powercut.sh prints at its end
-    (bench-guest.sh's powercut step, full mode only)."""
+    (bench-guest.sh's powercut step, full mode only). A full run without it
+    stopped before the campaign ended: say so (and why, when vm/run gave up
+    on host I/O errors) rather than "not run"."""
     runs = [r for r in recs if r.get("kind") == "powercut"]
     P("## Power cuts")
     P("")
     if not runs or runs[-1].get("status") == "missing":
-        why = runs[-1].get("why", "not run") if runs else \
-            "not run: the campaign runs with `bench/run --full`"
+        if runs:
+            why = runs[-1].get("why", "not run")
+        elif mode == "full" and host_errors:
+            why = ("did not finish: the guest stopped during the campaign after %d host "
+                   "I/O errors on its disk files (the last: %s; raw/console.log)"
+                   % (len(host_errors), host_errors[-1]))
+        elif mode == "full":
+            why = "did not finish: the guest run stopped before the campaign ended " \
+                "(raw/console.log)"
+        else:
+            why = "not run: the campaign runs with `bench/run --full`"
         P("Not in this report (%s)." % why)
         P("")
         missing.append(("power-cuts campaign", why))
@@ -1392,7 +1403,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     # ---- peer ---------------------------------------------------------------------
     pcells = peer_section(peer, P, missing)
 
-    powercut_section(recs, P, missing)
+    powercut_section(recs, P, missing, env.get("mode"), host_io_errors(raw))
 
     # ---- targets ------------------------------------------------------------------
     P("## 5. Targets")
