@@ -1,0 +1,10 @@
+set terminal pngcairo noenhanced size 1100,650 font 'DejaVu Sans,10'
+set output 'cdf-remove-65536-qd1.png'
+
+set title 'Latency CDF: remove 64 KiB QD1'
+set logscale x
+set xlabel 'latency, ms (log)'
+set ylabel 'percent of operations at or below'
+set key bottom right
+set grid
+plot 'cdf-remove-65536-qd1.dat' index 0 using 1:2 with lines lw 2 title "blockdev/wz", 'cdf-remove-65536-qd1.dat' index 1 using 1:2 with lines lw 2 title "blockdev/wz-rocksdb", 'cdf-remove-65536-qd1.dat' index 2 using 1:2 with lines lw 2 title "blockdev/nowz", 'cdf-remove-65536-qd1.dat' index 3 using 1:2 with lines lw 2 title "blockdev/policy-prepare-background", 'cdf-remove-65536-qd1.dat' index 4 using 1:2 with lines lw 2 title "blockdev/policy-pad-inline", 'cdf-remove-65536-qd1.dat' index 5 using 1:2 with lines lw 2 title "prealloc-file/nohide-stale", 'cdf-remove-65536-qd1.dat' index 6 using 1:2 with lines lw 2 title "prealloc-file/fallocate", 'cdf-remove-65536-qd1.dat' index 7 using 1:2 with lines lw 2 title "prealloc-file/written-zeros", 'cdf-remove-65536-qd1.dat' index 8 using 1:2 with lines lw 2 title "prealloc-file/write-zeroes", 'cdf-remove-65536-qd1.dat' index 9 using 1:2 with lines lw 2 title "files/ext4", 'cdf-remove-65536-qd1.dat' index 10 using 1:2 with lines lw 2 title "files/xfs"
