@@ -17,6 +17,12 @@
 #ifndef FALLOC_FL_NO_HIDE_STALE
 #define FALLOC_FL_NO_HIDE_STALE 0x04
 #endif
+#ifndef FALLOC_FL_WRITE_ZEROES
+#define FALLOC_FL_WRITE_ZEROES 0x80
+#endif
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
 
 #define KT_SKIP 77
 

@@ -43,12 +43,6 @@
 
 #include "ktest.h"
 
-#ifndef FALLOC_FL_WRITE_ZEROES
-#define FALLOC_FL_WRITE_ZEROES 0x80
-#endif
-
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
 #define NFILES 6
 #define MAXPOINTS 32
 #define STALE_SEED 0x5au
@@ -128,7 +122,8 @@ static void workload(void)
 		kt_fatal("dmsetup remove nhr-lw failed");
 }
 
-/* The tail of f's EOF block after a truncate up: 0 zeros, else the first bad offset + 1. */
+/* The tail of f's EOF block after a truncate up: UINT64_MAX if it reads zeros, else
+ * the offset of the first byte that does not. */
 static uint64_t tail_stale(int fd, uint64_t len)
 {
 	uint64_t end = (len + 4095) & ~4095ull, bad;
@@ -136,7 +131,7 @@ static uint64_t tail_stale(int fd, uint64_t len)
 	if (ftruncate(fd, (off_t)(end + 4096)))
 		kt_fatal("truncate up: %s", strerror(errno));
 	bad = kt_verify(fd, len, end - len, 0);
-	return bad == UINT64_MAX ? 0 : bad + 1;
+	return bad;
 }
 
 /* Mount chk, check the files a mark promises (synced = -1: none), unmount, fsck. */
@@ -171,13 +166,13 @@ static void check_point(unsigned long long entry, int synced)
 		if (size > 0 && (size & 4095)) {
 			bad = tail_stale(fd, (uint64_t)size);
 			if (i <= synced)
-				kt_check(bad == 0, "entry %llu: f%d's EOF block past %lld reads zeros "
+				kt_check(bad == UINT64_MAX, "entry %llu: f%d's EOF block past %lld reads zeros "
 					 "after a truncate up (first bad byte %llu)", entry, i,
-					 (long long)size, (unsigned long long)(bad ? bad - 1 : 0));
-			else if (bad)
+					 (long long)size, (unsigned long long)bad);
+			else if (bad != UINT64_MAX)
 				kt_note("entry %llu: f%d (not yet synced) shows a stale tail at "
 					"%llu: the window between the allocation and the tail "
-					"zeroing", entry, i, (unsigned long long)(bad - 1));
+					"zeroing", entry, i, (unsigned long long)bad);
 		}
 		close(fd);
 	}
@@ -187,7 +182,8 @@ static void check_point(unsigned long long entry, int synced)
 		 "entry %llu: e2fsck -fn is clean after replay and recovery", entry);
 }
 
-struct point { unsigned long long entry; int synced; };
+/* A point to check: a synced-N mark, or a flush with N files synced before it. */
+struct point { unsigned long long entry; int synced; bool mark; };
 
 static void replay(void)
 {
@@ -209,9 +205,9 @@ static void replay(void)
 			if (!strcmp(mark, "mkfs"))
 				mkfs = idx, have_mkfs = 1;
 			else if (!strncmp(mark, "synced-", 7))
-				synced = atoi(mark + 7), all[nall++] = (struct point){ idx, synced };
+				synced = atoi(mark + 7), all[nall++] = (struct point){ idx, synced, true };
 		} else if (have_mkfs && (strchr(flags, 'F') || strchr(flags, 'U'))) {
-			all[nall++] = (struct point){ idx, -2 - synced }; /* flush point */
+			all[nall++] = (struct point){ idx, synced, false };
 			nflush++;
 		}
 	}
@@ -223,10 +219,8 @@ static void replay(void)
 	/* Every mark, and at most MAXPOINTS flush points spread over the log. */
 	step = nflush > MAXPOINTS ? (nflush + MAXPOINTS - 1) / MAXPOINTS : 1;
 	for (size_t k = 0, f = 0; k < nall; k++) {
-		if (all[k].synced >= 0)
+		if (all[k].mark || f++ % step == 0 || k + 1 == nall)
 			pts[npts++] = all[k];
-		else if (f++ % step == 0 || k + 1 == nall)
-			pts[npts++] = (struct point){ all[k].entry, -2 - all[k].synced };
 	}
 	for (size_t k = 0; k < npts; k++) {
 		/* A flush point's synced count is what was synced before it. */

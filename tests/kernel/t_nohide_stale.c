@@ -102,8 +102,6 @@
 
 #include "ktest.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
 #define BS 4096u
 
 #define NHS FALLOC_FL_NO_HIDE_STALE

@@ -37,10 +37,6 @@
 
 #include "ktest.h"
 
-#ifndef FALLOC_FL_WRITE_ZEROES
-#define FALLOC_FL_WRITE_ZEROES 0x80
-#endif
-
 #define MAXLEN (1024 * 1024)
 #define LOGN 24
 

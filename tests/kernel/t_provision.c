@@ -76,9 +76,6 @@
 
 #include "ktest.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
-
 static const char *dev;
 static int dfd; /* O_DIRECT */
 static unsigned int lbs;

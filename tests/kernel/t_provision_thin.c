@@ -99,9 +99,6 @@
 
 #include "ktest.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
-
 static const char *dev, *pool;
 static int dfd; /* O_DIRECT */
 static unsigned int lbs;

@@ -27,9 +27,6 @@
 
 #include "ktest.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
-
 static const char *dev;
 static int dfd;       /* O_DIRECT, for filling and verifying */
 static unsigned lbs;

@@ -50,12 +50,6 @@
 
 #include "ktest.h"
 
-#ifndef FALLOC_FL_WRITE_ZEROES
-#define FALLOC_FL_WRITE_ZEROES 0x80
-#endif
-
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
 #define BS 4096u
 
 #define WZ FALLOC_FL_WRITE_ZEROES

@@ -37,7 +37,6 @@
 #include "ktest.h"
 #include "rawstore/rawstore.h"
 
-#define MiB (1024ull * 1024)
 #define META "/tmp/t_space-meta"
 
 static struct rawstore *st;

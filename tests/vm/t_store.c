@@ -29,7 +29,6 @@
 #include "rawstore/store.h"
 #include "rawstore/txn.h"
 
-#define MiB (1024ull * 1024)
 #define META "/tmp/t_store-meta"
 #define STALE_SEED 0x5a
 
