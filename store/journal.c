@@ -325,6 +325,9 @@ static int replay(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay)
 	s->len = j->len;
 	s->durable_seq = seq = le64toh(p.seq);
 	s->durable_next = vpos = le64toh(p.next);
+	/* Until a record is applied, the last one is "J"'s: a dropped first
+	 * record must leave the next seq at J + 1, never at 1. */
+	s->last_seq = seq;
 	for (;;) {
 		ret = find_record(j, vpos, seq + 1, &cur);
 		if (ret < 0)
@@ -348,10 +351,8 @@ static int replay(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay)
 	}
 	ret = 0;
 	s->head = vpos;
-	if (!prev.buf) {
-		s->last_seq = s->durable_seq;
+	if (!prev.buf)
 		goto out;
-	}
 	ret = data_landed(j, &prev);
 	if (ret < 0)
 		goto out;
