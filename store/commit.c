@@ -528,42 +528,50 @@ static void requeue(struct rawstore *st, struct rawstore_txn **ts, unsigned int 
 
 /*
  * Device journal: the group's batch is one record, and a record may take at
- * most half the journal.  A group takes no further transaction once its
- * batch holds an eighth: so only a single transaction of more than three
- * eighths of the journal (an omap value, or the onode of a huge object)
- * can make a record too big, and that one is refused (-E2BIG).
+ * most half the journal.  What the batch will hold is sized before a
+ * transaction joins: what its apply put into st->wb, plus what the commit
+ * will add for the group's allocations and frees (the free-list records,
+ * space_txn_entries and space_group_entries: they are written only at
+ * commit).  A group takes no further transaction once that is an eighth
+ * of the journal, so only a single transaction of more than three eighths
+ * (an omap value, the onode of a huge object, a remove of many fragmented
+ * objects) can make a record too big, and that one is refused (-E2BIG)
+ * before it joins: the others in its group commit, the store goes on.
  */
-static size_t batch_len(struct rawstore *st)
+static uint64_t batch_need(struct rawstore *st, uint64_t entries)
 {
 	size_t len;
 
 	rocksdb_writebatch_wi_data(st->wb, &len);
-	return len;
+	return len + (entries + space_group_entries(st)) * SP_REC_BYTES;
 }
 
-static bool group_batch_full(struct rawstore *st)
+static bool group_batch_full(struct rawstore *st, uint64_t entries)
 {
-	return meta_journaled(st->meta) && batch_len(st) > le64toh(st->sb.journal_len) / 8;
+	return meta_journaled(st->meta) &&
+	       batch_need(st, entries) > le64toh(st->sb.journal_len) / 8;
 }
 
 /*
- * Device journal: would the batch, with @n_data data checks, still fit in
- * one record (at most half the journal)?  A transaction that makes it too
- * big fails alone with -E2BIG (group_batch_full() keeps the others out).
+ * Device journal: would the batch, with @n_data data checks and @entries
+ * free-list changes still to come, fit in one record (at most half the
+ * journal)?  A transaction that makes it too big fails alone with -E2BIG
+ * (group_batch_full() keeps the others out).
  */
-static int record_fits(struct rawstore *st, size_t n_data)
+static int record_fits(struct rawstore *st, size_t n_data, uint64_t entries, size_t n_frees)
 {
 	uint64_t jlen = le64toh(st->sb.journal_len), need;
 
 	if (!meta_journaled(st->meta))
 		return 0;
 	/* the header, the "J" entry and the rounding fit in one block */
-	need = batch_len(st) + n_data * sizeof(struct rs_disk_jdata) + RS_JREC_ALIGN;
+	need = batch_need(st, entries) + n_data * sizeof(struct rs_disk_jdata) + RS_JREC_ALIGN;
 	if (need <= jlen / 2)
 		return 0;
-	return rs_err(st, -E2BIG, "journal: the transaction needs a record of about %llu "
-		      "bytes, more than half the %llu-byte journal (mkfs --journal-size)",
-		      (unsigned long long)need, (unsigned long long)jlen);
+	return rs_err(st, -E2BIG, "journal: the transaction needs a record of up to %llu "
+		      "bytes (%zu extents freed), more than half the %llu-byte journal: split "
+		      "it into smaller transactions, or mkfs with a larger --journal-size",
+		      (unsigned long long)need, n_frees, (unsigned long long)jlen);
 }
 
 /* ---- the groups in flight (commit thread) ---- */
@@ -762,6 +770,8 @@ struct group_run {
 	size_t n_done;			/* applied deferred records the batch deletes */
 	bool unflushed;			/* device journal: the new data is not
 					 * flushed; the record carries its checks */
+	uint64_t entries;		/* free-list changes its commit may add
+					 * (space_txn_entries of those applied) */
 };
 
 /* Apply transaction @i of the group into st->wb behind a save point; a
@@ -772,6 +782,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	struct rs_txn_ctx c = { 0 };
 	size_t dq_mark = st->defq.n, na = r->g.allocs.n, nf = r->g.frees.n;
 	size_t nj = r->g.jdata.n;
+	uint64_t entries = 0;
 	char *err = NULL;
 	int ret;
 
@@ -785,8 +796,10 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	rs_clear_err();
 	rocksdb_writebatch_wi_set_save_point(st->wb);
 	ret = txn_apply(st, t, &c);
-	if (!ret)
-		ret = record_fits(st, r->g.jdata.n + c.jdata.n);
+	if (!ret) {
+		entries = space_txn_entries(st, c.allocs.v, c.allocs.n, c.frees.n);
+		ret = record_fits(st, r->g.jdata.n + c.jdata.n, r->entries + entries, c.frees.n);
+	}
 	if (!ret)
 		ret = append_vec(&r->g.allocs, &c.allocs);
 	if (!ret)
@@ -819,6 +832,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 		r->g.d_objects += c.d_objects;
 		r->g.d_colls += c.d_colls;
 		r->g.wrote_data |= c.wrote_data;
+		r->entries += entries;
 		r->ok++;
 	}
 	pext_vec_free(&c.allocs);
@@ -843,7 +857,7 @@ static void group_apply(struct rawstore *st, struct group_run *r)
 		 * join it (their writes overlap the others'), and so do those
 		 * that arrive while the writes are in flight: the device gets
 		 * their writes at once instead of after this group's commit. */
-		if (i && !r->pass && group_batch_full(st)) {
+		if (i && !r->pass && group_batch_full(st, r->entries)) {
 			requeue(st, ts + i, r->n - i);
 			r->n = i;
 			break;
@@ -897,6 +911,7 @@ static int group_wait_writes(struct rawstore *st, struct group_run *r)
 		jdata_free(&r->g.jdata);
 		memset(&r->g, 0, sizeof(r->g));
 		r->ok = 0;
+		r->entries = 0;
 		r->pass++;
 		return -EAGAIN;
 	}

@@ -178,6 +178,7 @@ int space_load(struct rawstore *st)
 		ret = sp_load_extents(st, 'W', &w);
 	if (!ret)
 		ret = sp_load_extents(st, 'V', &sp->provisioned);
+	sp->prov_recs = sp->provisioned.count;
 	if (!ret)
 		ret = load_fixup(st, &w);
 	extset_destroy(&w);
@@ -509,7 +510,7 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 	uint64_t have, amount;
 	struct pext *v;
 	size_t i;
-	int n, ret;
+	int n, k, ret;
 
 	ret = sp_prov_sync(st);
 	if (ret)
@@ -532,21 +533,67 @@ int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 				      (unsigned long long)frees->v[i].len, strerror(-ret));
 	}
 	/* Ready some zeroed space for the next groups: its "Z" records go
-	 * with this batch, so it is writable once the batch committed. */
+	 * with this batch, so it is writable once the batch committed.  At
+	 * most SP_READY_PIECES extents, largest first: space_batch_bound()
+	 * counts on it. */
 	have = sp->ready.total + sp->pending.total;
-	if (have < sp->ready_target && sp->zeroed.total) {
-		amount = min_u64(sp->ready_target - have, sp->zeroed.total);
-		n = extset_alloc(&sp->zeroed, amount, 0, 0, &v);
-		for (i = 0; n > 0 && i < (size_t)n; i++) {
+	for (k = 0; k < SP_READY_PIECES && have < sp->ready_target && sp->zeroed.total; k++) {
+		amount = min_u64(sp->ready_target - have, extset_largest(&sp->zeroed));
+		n = extset_alloc_contig(&sp->zeroed, amount, 0, 0, &v);
+		if (n <= 0)
+			break;
+		for (i = 0; i < (size_t)n; i++) {
 			extset_insert(&sp->pending, v[i].off, v[i].len);
 			/* On failure it stays pending: never written, and
 			 * recorded as zeroed again at close. */
 			pext_push(&h->ready, v[i].off, v[i].len);
+			have += v[i].len;
 		}
-		if (n > 0)
-			free(v);
+		free(v);
 	}
 	return 0;
+}
+
+/*
+ * Batch entries space_commit() and space_stage_end() may add for one
+ * transaction's @allocs and @frees: a freed extent changes at most two
+ * "F" and two "P" records (a put or resize, and a neighbour merged away);
+ * an allocation deletes the "P" records inside it and splits at most one
+ * more at each end.
+ */
+uint64_t space_txn_entries(struct rawstore *st, const struct pext *allocs, size_t na,
+			   size_t nfrees)
+{
+	uint64_t e = 4 * (uint64_t)nfrees;
+	struct pext p;
+	size_t i;
+
+	for (i = 0; i < na; i++) {
+		uint64_t pos = allocs[i].off, end = allocs[i].off + allocs[i].len;
+
+		e += 2;
+		while (extset_next(&st->unpunched, pos, &p) && p.off < end) {
+			e++;
+			pos = p.off + p.len;
+		}
+	}
+	return e;
+}
+
+/* Batch entries of the group being applied beyond its transactions'
+ * (space_txn_entries): the staged "F"/"P" changes, the readied "Z"
+ * records, and the "V" records rewritten when provisioning changed. */
+uint64_t space_group_entries(struct rawstore *st)
+{
+	struct rs_space *sp = st->space;
+	uint64_t e;
+
+	if (!sp)
+		return 0;
+	e = sp->stage.n + 2 * SP_READY_PIECES;
+	if (sp->prov_dirty)
+		e += sp->prov_recs + sp->provisioned.count;
+	return e;
 }
 
 void space_release(struct rawstore *st, struct space_hold *h)

@@ -126,6 +126,18 @@ struct space_hold {
 int space_commit(struct rawstore *st, const struct pext_vec *allocs,
 		 const struct pext_vec *frees, struct space_hold *h);
 /*
+ * The most batch entries (each at most SP_REC_BYTES) that space_commit()
+ * and space_stage_end() add to the group's batch: space_txn_entries() per
+ * transaction (its allocations and the number of its frees), plus
+ * space_group_entries() once for the group.  The commit path sizes a
+ * journal record with them before any transaction joins the group.
+ */
+#define SP_REC_BYTES 24		/* a "F"/"P"/"Z"/"V" put or delete in a batch */
+#define SP_READY_PIECES 8	/* zeroed extents readied per commit */
+uint64_t space_txn_entries(struct rawstore *st, const struct pext *allocs, size_t na,
+			   size_t nfrees);
+uint64_t space_group_entries(struct rawstore *st);
+/*
  * Commit thread, around a group: from space_stage_begin() on, the free
  * and unpunched records that allocations and frees change are staged, and
  * space_stage_end() puts the last change of each into st->wb (@write; the

@@ -64,6 +64,7 @@ struct rs_space {
 	struct extset zeroed, ready, pending, dirty, inflight, provisioned;
 	struct extset_observer zobs, wobs;
 	bool prov_dirty;		/* provisioned changed since its records (prov_sync) */
+	uint64_t prov_recs;		/* "V" records stored (prov_sync deletes them) */
 	uint64_t held;			/* bytes freed by batches not yet durable */
 	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
 	struct stage stage;		/* "F"/"P" changes of the group being applied */

@@ -236,6 +236,7 @@ int sp_prov_sync(struct rawstore *st)
 		return ret;
 	for (pos = 0; extset_next(&sp->provisioned, pos, &p); pos = p.off + p.len)
 		obs_put(st->wb, 'V', p.off, p.len);
+	sp->prov_recs = sp->provisioned.count;
 	sp->prov_dirty = false;
 	return 0;
 }

@@ -487,6 +487,118 @@ void count_cb(struct rawstore_txn *t, int result, void *arg)
 }
 } // namespace
 
+namespace {
+struct Result {
+	std::mutex m;
+	std::condition_variable cv;
+	int n = 0;
+	std::vector<int> r;
+};
+void result_cb(struct rawstore_txn *t, int result, void *arg)
+{
+	auto x = static_cast<std::pair<Result *, int> *>(arg);
+	std::lock_guard<std::mutex> l(x->first->m);
+	x->first->r[x->second] = result;
+	x->first->n++;
+	x->first->cv.notify_all();
+	rawstore_txn_free(t);
+}
+} // namespace
+
+/*
+ * One transaction removes 64 objects of 220 extents each, every extent
+ * between two of another object's: the free-list records its commit adds
+ * (two per extent) need more than half a 1 MiB journal.  It is refused
+ * alone with -E2BIG before it joins a group: the transactions queued
+ * with it commit, the store does not stop, and the same removes split
+ * into smaller transactions succeed.
+ */
+TEST_F(JournalTest, RemoveOfManyExtentsIsSizedBeforeItJoins)
+{
+	const int nobj = 64, rounds = 220, unit = 4096;
+	Close();
+	ASSERT_EQ(make_file(dev, 256ULL << 20), 0);
+	Remkfs([](struct rawstore_mkfs_opts &mo) { mo.journal_size = 1 << 20; });
+	if (HasFatalFailure())
+		return;
+	std::string blk = pattern(unit, 5);
+	/* f<i> and k<i> take turns: no two of f's extents are neighbours */
+	for (int r = 0; r < rounds; r++) {
+		Gate w;
+		for (int i = 0; i < nobj; i++) {
+			struct rawstore_txn *t;
+			ASSERT_EQ(rawstore_txn_new(&t), 0);
+			std::string f = "f" + std::to_string(i), k = "k" + std::to_string(i);
+			rawstore_txn_write(t, "c", f.data(), f.size(), (uint64_t)r * unit, blk.data(),
+					   unit);
+			rawstore_txn_write(t, "c", k.data(), k.size(), (uint64_t)r * unit, blk.data(),
+					   unit);
+			ASSERT_EQ(rawstore_submit_async(st, t, count_cb, &w), 0);
+		}
+		std::unique_lock<std::mutex> l(w.m);
+		w.cv.wait(l, [&] { return w.done == nobj; });
+		ASSERT_EQ(w.failed, 0) << "round " << r;
+	}
+	struct rawstore_stat os;
+	os.struct_size = sizeof(os);
+	ASSERT_EQ(rawstore_stat(st, "c", "f0", 2, &os), 0);
+	ASSERT_GE(os.extents, (uint64_t)rounds - 8) << "f0 is not fragmented";
+	uint64_t free0 = Statfs().free;
+
+	Gate g;
+	HoldCommitThread(st, T(), g);
+	if (HasFatalFailure())
+		return;
+	Result res;
+	res.r.assign(3, 1);
+	std::pair<Result *, int> a0(&res, 0), a1(&res, 1), a2(&res, 2);
+	std::string x = pattern(8192, 6), y = pattern(8192, 7);
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "c", "x", 1, 0, x.data(), x.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &a0), 0);
+	t = T();
+	for (int i = 0; i < nobj; i++) {
+		std::string f = "f" + std::to_string(i);
+		rawstore_txn_remove(t, "c", f.data(), f.size());
+	}
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &a1), 0);
+	t = T();
+	rawstore_txn_write(t, "c", "y", 1, 0, y.data(), y.size());
+	ASSERT_EQ(rawstore_submit_async(st, t, result_cb, &a2), 0);
+	Release(g);
+	{
+		std::unique_lock<std::mutex> l(res.m);
+		res.cv.wait(l, [&] { return res.n == 3; });
+	}
+	EXPECT_EQ(res.r[0], 0) << "an unrelated transaction of the group failed";
+	EXPECT_EQ(res.r[1], -E2BIG);
+	EXPECT_EQ(res.r[2], 0) << "an unrelated transaction of the group failed";
+	ASSERT_EQ(Write("c", "z", 0, pattern(8192, 8)), 0) << "the store stopped: "
+							      << rawstore_errmsg();
+	EXPECT_TRUE(Exists("f0") && Exists("f63"));
+	/* split in eight, they go */
+	for (int b = 0; b < 8; b++) {
+		t = T();
+		for (int i = b * 8; i < b * 8 + 8; i++) {
+			std::string f = "f" + std::to_string(i);
+			rawstore_txn_remove(t, "c", f.data(), f.size());
+		}
+		ASSERT_EQ(Submit(t), 0) << rawstore_errmsg();
+	}
+	EXPECT_FALSE(Exists("f0"));
+	Close();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_FALSE(Exists("f17"));
+	EXPECT_TRUE(Read("c", "x", 0, 10000) == x);
+	EXPECT_TRUE(Read("c", "y", 0, 10000) == y);
+	std::string whole;
+	for (int r = 0; r < rounds; r++)
+		whole += blk;
+	EXPECT_TRUE(Read("c", "k9", 0, rounds * unit) == whole);
+	EXPECT_GE(Statfs().free, free0 + (uint64_t)nobj * rounds * unit - (3 << 16));
+	ExpectClean();
+}
+
 /*
  * 64 queued 32 KiB overwrites carry 2 MiB of deferred data: as one group
  * their record would be four times half a 1 MiB journal.  The groups stop
