@@ -1154,8 +1154,11 @@ plot %s
     if cells:
         P("## 2. Objects")
         P("")
-        P("rawstore-bench, each transaction durable when acknowledged (device flush and "
-          "synced RocksDB write, group-committed when several are in flight); RocksDB on "
+        P("rawstore-bench, each transaction durable when acknowledged, group-committed "
+          "when several are in flight: with the device journal (the default) the data "
+          "and one journal record go out under one device flush and RocksDB's WAL is "
+          "not synced; with `--journal rocksdb` (`blockdev/wz-rocksdb`, section 2a) a "
+          "device flush and a synced RocksDB write. RocksDB on "
           "ext4 on its own virtio disk. Backends: `blockdev` = rawstore on the raw "
           "virtio-blk device (`wz`: with write-zeroes offload, `nowz`: without; "
           "`policy-*`: under each space policy); `prealloc-file` = rawstore inside one "
@@ -1369,7 +1372,8 @@ plot %s
                     fmt_ratio(ratio(rv, c.m(f))) if rv is not None else "-"))
         P("")
         P("Ratio = rawstore / fio. A rawstore create of 4 KiB is a durable transaction "
-          "(data, flush, synced RocksDB batch; small objects are inline in RocksDB), so "
+          "(with the device journal: one journal record and one flush; small objects are "
+          "inline in the record and in RocksDB), so "
           "against `sync4k-qd1` it shows the cost of the store around one durable write; "
           "against `randwrite4k-qd16` (no flush) it is an upper bound no store reaches.")
         P("")
