@@ -839,6 +839,25 @@ def peer_section(peer, P, missing):
     return cells
 
 
+def thin_verdict(t):
+    """Did removing and reclaiming give dm-thin pool blocks back?  Only a
+    drop from the blocks after the creates to those after reclaim shows it;
+    a run that did not read the blocks after the creates (older
+    rawstore-bench), or whose creates took none, shows nothing."""
+    before, created = t.get("used_blocks_before_creates"), t.get("used_blocks_after_creates")
+    after = t.get("used_blocks_after_reclaim")
+    if t.get("reclaim") != "ok":
+        return "**failed** (%s)" % t.get("reclaim")
+    if created is None or created < 0 or before is None or before < 0 or after is None \
+            or after < 0:
+        return "not shown: blocks after the creates not measured"
+    if created <= before:
+        return "not shown: the creates took no pool blocks"
+    if after < created:
+        return "ok: %d of %d blocks back" % (created - after, created - before)
+    return "**no drop**"
+
+
 def memstore_bound(cells, k):
     """The memstore OSD's figure at the shape and depth of cell @k when it
     bounds BlueStore's (memstore >= BlueStore: the OSD front end alone, no
@@ -1265,16 +1284,20 @@ plot %s
         if thin:
             P("**Reclaim on dm-thin** (`blockdev/dm-thin`: rawstore on a thin volume; objects "
               "created, removed, then `rawstore_reclaim()` punches the freed ranges): the "
-              "pool's used data blocks (64 KiB each, `dmsetup status`).")
+              "pool's used data blocks (64 KiB each, `dmsetup status`). *Space returned* is "
+              "ok only when the creates took blocks and the removes and reclaim gave some "
+              "back (fewer blocks after reclaim than after the creates); *not shown* when "
+              "the run did not measure the blocks after the creates or they did not grow.")
             P("")
-            P("| rep | objects | before the creates | after the removes | after reclaim | "
-              "reclaim |")
-            P("|---|---|---|---|---|---|")
+            P("| rep | objects | before the creates | after the creates | after the removes "
+              "| after reclaim | reclaim call | space returned |")
+            P("|---|---|---|---|---|---|---|---|")
             for t in thin:
-                P("| %s | %s | %s | %s | %s | %s |" % (
+                P("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     t.get("rep", 1), size_name(t["size"]), t["used_blocks_before_creates"],
+                    t.get("used_blocks_after_creates", "-"),
                     t["used_blocks_before_reclaim"], t["used_blocks_after_reclaim"],
-                    t["reclaim"]))
+                    t["reclaim"], thin_verdict(t)))
             P("")
         # throughput bars: ratio to blockdev per cell
         others = [b for b in backends if b != base and any(

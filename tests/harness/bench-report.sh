@@ -81,6 +81,21 @@ for rep, k in ((1, 1.0), (2, 1.2)):
     fio("seq1m-qd16", rep, "write", 2000 * k, 2000e6 * k, 16)
     fio("randread4k-qd16", rep, "read", 10000 * k, 40.96e6 * k, 16)
     fio("randread4k-16x1", rep, "read", 12000 * k, 49.15e6 * k, 1, 16)
+# dm-thin reclaim: run a reads the pool after the creates (rep 1 gives
+# blocks back, rep 2 does not); run b is an older run that did not
+def thin(rep, before, created, removed, after):
+    r = {"section": "objects", "backend": "blockdev", "variant": "dm-thin", "disk": "thin",
+         "rep": rep, "kind": "thin_pool", "pool": "bench-pool", "size": MiB,
+         "used_blocks_before_creates": before, "used_blocks_before_reclaim": removed,
+         "used_blocks_after_reclaim": after, "reclaim": "ok"}
+    if created is not None:
+        r["used_blocks_after_creates"] = created
+    out.append(r)
+if nocopy:
+    thin(1, 254, 400, 300, 256)
+    thin(2, 254, 400, 400, 400)
+else:
+    thin(1, 254, None, 254, 254)
 # both power-cut campaigns' summary lines (run a: the concurrent one failed)
 out.append({"section": "powercut", "kind": "powercut_concurrent", "mode": "full",
             "configurations": 2, "cut_points": 30, "wrap_cut_points": 7,
@@ -210,6 +225,12 @@ want(a, "Against BlueStore (host, SSD profile), 4 MiB creates at QD16, MB/s: ≥
 row(a, "4 MiB MB/s", "| 4 MiB MB/s | 16 | 1000 (±0%) | 1500 (±0%) | 1.50× (1.50–1.50×) | "
     "below BlueStore: no bound | 2400, 2400 | met (≥ 1.0×) |",
     "the profile table shows no memstore figure below BlueStore's")
+row(a, "1", "| 1 | 1 MiB | 254 | 400 | 300 | 256 | ok | ok: 144 of 146 blocks back |",
+    "dm-thin: blocks after reclaim below those after the creates: space returned")
+row(a, "2", "| 2 | 1 MiB | 254 | 400 | 400 | 400 | ok | **no drop** |",
+    "dm-thin: no fewer blocks after reclaim: no drop, not ok")
+row(b, "1", "| 1 | 1 MiB | 254 | - | 254 | 254 | ok | not shown: blocks after the creates "
+    "not measured |", "dm-thin: a run that did not read the blocks after the creates shows nothing")
 ref = [l for l in a.splitlines() if l.startswith("| ") and "for reference" in l]
 if any(l.startswith("| **") for l in ref) or not ref:
     print("not ok - the reference peer row is listed as a target: %s" % ref)
