@@ -446,7 +446,10 @@ static long long thin_used(const char *pool)
 }
 
 /* Create count objects of size (untimed), time removing each in its own
- * transaction, then time reclaiming (punching) the freed space. */
+ * transaction, then time reclaiming (punching) the freed space.  On a
+ * thin pool the used data blocks are read before the creates, after them
+ * (before the removes), before reclaim and after it, so the report can
+ * tell whether removing and reclaiming gave blocks back. */
 static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size, uint64_t count)
 {
 	struct result r = { .name = "remove", .size = size, .ops = count };
@@ -455,7 +458,7 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 	struct wl w = { "bench", size, 0, 0, 5, NULL, "rm-", false };
 	struct rawstore_perf p0, p1;
 	uint64_t t0, c0;
-	long long thin0, thin1 = -1, thin2 = -1;
+	long long thin0, thinc = -1, thin1 = -1, thin2 = -1;
 	int ret;
 
 	thin0 = thin_used(c->thin_pool);
@@ -472,6 +475,8 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 	/* punch what earlier workloads freed, so reclaim measures this one */
 	if (!ret && rawstore_reclaim(st) == -EOPNOTSUPP)
 		ret = 0;
+	if (!ret)
+		thinc = thin_used(c->thin_pool);
 	if (!ret)
 		ret = run_txns(st, c, count, fill_remove, &w, &r);
 	if (!ret)
@@ -497,14 +502,16 @@ static int bench_remove(struct rawstore *st, const struct cfg *c, uint64_t size,
 		}
 		if (c->thin_pool && !c->json)
 			printf("thin pool %s: used data blocks %lld before the creates, %lld "
-			       "before reclaim, %lld after\n", c->thin_pool, thin0, thin1, thin2);
+			       "after them, %lld before reclaim, %lld after\n", c->thin_pool, thin0,
+			       thinc, thin1, thin2);
 		else if (c->thin_pool)
 			printf("{%s%s\"kind\": \"thin_pool\", \"pool\": \"%s\", \"size\": %"
 			       PRIu64 ", \"used_blocks_before_creates\": %lld"
+			       ", \"used_blocks_after_creates\": %lld"
 			       ", \"used_blocks_before_reclaim\": %lld"
 			       ", \"used_blocks_after_reclaim\": %lld, \"reclaim\": \"%s\"}\n",
 			       c->tag ? c->tag : "", c->tag && *c->tag ? ", " : "", c->thin_pool,
-			       size, thin0, thin1, thin2, ret ? rawstore_strerror(ret) : "ok");
+			       size, thin0, thinc, thin1, thin2, ret ? rawstore_strerror(ret) : "ok");
 		if (ret == -EOPNOTSUPP)
 			ret = 0;
 	}

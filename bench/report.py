@@ -777,31 +777,37 @@ def peer_section(peer, P, missing):
     for prof in sorted({k[0] for k in cells if k[0] != "memstore"}):
         P("### %s" % PROFILE_NAME.get(prof, prof))
         P("")
-        P("| shape | QD | BlueStore | rawstore | rawstore / BlueStore | memstore OSD | "
+        P("| shape | QD | BlueStore | rawstore | rawstore / BlueStore | "
+          "memstore OSD (front end, no disk), where it bounds BlueStore | "
           "objects (BlueStore, rawstore) | verdict |")
         P("|---|---|---|---|---|---|---|---|")
         for k in sorted((k for k in cells if k[0] == prof),
                         key=lambda k: (shape_order(k[1]), k[2])):
             c = cells[k]
-            mem = cells.get(("memstore", k[1], k[2]), {}).get("memstore")
+            mem = memstore_bound(cells, k)
+            below = mem is None and cells.get(("memstore", k[1], k[2]), {}).get("memstore")
             dig = 0 if c["field"] == "ops_per_sec" else 1
             v = peerlib.verdict(c)
             P("| %s %s | %d | %s | %s | %s | %s | %s, %s | %s |" % (
                 SHAPE_NAME.get(k[1], k[1]),
                 "MB/s" if c["field"] == "mb_per_sec" else "objects/s", k[2],
                 fmt_stat(c.get("bluestore"), dig), fmt_stat(c.get("rawstore"), dig),
-                fmt_ratio_range(c.get("ratio")), fmt_stat(mem, dig),
+                fmt_ratio_range(c.get("ratio")),
+                "below BlueStore: no bound" if below else fmt_stat(mem, dig),
                 fmt(c.get("bluestore_count"), 0), fmt(c.get("rawstore_count"), 0),
                 "-" if v is None else "%s (≥ %.1f×)" % ("met" if v else "not met",
                                                         c["target"])))
         P("")
     P("A verdict is *met* only when the median ratio clears the target and so does the "
       "lowest repetition's (the spread does not cross the threshold). The memstore column "
-      "is the same `rados bench` against an OSD whose store keeps everything in RAM: the "
-      "ceiling that the messenger, the placement group and the op queue leave BlueStore at "
-      "that shape and depth. rawstore pays none of that cost; it is stated here, not "
-      "subtracted. memstore cells stop at 2 GiB of objects (RAM) and may be shorter "
-      "than the others.")
+      "is the same `rados bench` against an OSD whose store keeps everything in RAM: it "
+      "measures the OSD's front end (client, messenger, placement group, op queue) with no "
+      "disk. Where it is at or above BlueStore's figure it is the ceiling that front end "
+      "leaves BlueStore at that shape and depth, and it is shown; where it is below "
+      "BlueStore's (\"below BlueStore: no bound\": memstore's own costs held it below "
+      "what BlueStore's whole OSD made) it bounds nothing and is left out. rawstore pays "
+      "none of the front end's cost; it is stated here, not subtracted. memstore cells "
+      "stop at 2 GiB of objects (RAM) and may be shorter than the others.")
     P("")
     other = {(p["system"], p["shape"], str(p.get("in_flight", 0)), p.get("nocopy")): p
              for p in peer if p.get("kind") == "peer"}
@@ -833,6 +839,37 @@ def peer_section(peer, P, missing):
     return cells
 
 
+def thin_verdict(t):
+    """Did removing and reclaiming give dm-thin pool blocks back?  Only a
+    drop from the blocks after the creates to those after reclaim shows it;
+    a run that did not read the blocks after the creates (older
+    rawstore-bench), or whose creates took none, shows nothing."""
+    before, created = t.get("used_blocks_before_creates"), t.get("used_blocks_after_creates")
+    after = t.get("used_blocks_after_reclaim")
+    if t.get("reclaim") != "ok":
+        return "**failed** (%s)" % t.get("reclaim")
+    if created is None or created < 0 or before is None or before < 0 or after is None \
+            or after < 0:
+        return "not shown: blocks after the creates not measured"
+    if created <= before:
+        return "not shown: the creates took no pool blocks"
+    if after < created:
+        return "ok: %d of %d blocks back" % (created - after, created - before)
+    return "**no drop**"
+
+
+def memstore_bound(cells, k):
+    """The memstore OSD's figure at the shape and depth of cell @k when it
+    bounds BlueStore's (memstore >= BlueStore: the OSD front end alone, no
+    disk, allows at least what BlueStore made), else None: a front end
+    slower than BlueStore's whole OSD is no ceiling for it."""
+    mem = cells.get(("memstore", k[1], k[2]), {}).get("memstore")
+    bs = cells.get(k, {}).get("bluestore")
+    if not mem or not bs or mem.get("median") is None or bs.get("median") is None:
+        return None
+    return mem if mem["median"] >= bs["median"] else None
+
+
 def peer_targets(peer, cells):
     """One target row per create cell that has a target (every shape, depth
     and profile: no best-of), then the fio comparisons."""
@@ -847,7 +884,7 @@ def peer_targets(peer, cells):
         c = cells[k]
         unit = "MB/s" if c["field"] == "mb_per_sec" else "objects/s"
         r = c.get("ratio")
-        mem = cells.get(("memstore", k[1], k[2]), {}).get("memstore")
+        mem = memstore_bound(cells, k)
         detail = "not measured" if not r else "%s, %s (BlueStore %s, rawstore %s %s%s)" % (
             fmt_ratio(r["median"]),
             "%d repetitions %.2f–%.2f×" % (r["n"], r["min"], r["max"]) if r["n"] > 1
@@ -1154,8 +1191,11 @@ plot %s
     if cells:
         P("## 2. Objects")
         P("")
-        P("rawstore-bench, each transaction durable when acknowledged (device flush and "
-          "synced RocksDB write, group-committed when several are in flight); RocksDB on "
+        P("rawstore-bench, each transaction durable when acknowledged, group-committed "
+          "when several are in flight: with the device journal (the default) the data "
+          "and one journal record go out under one device flush and RocksDB's WAL is "
+          "not synced; with `--journal rocksdb` (`blockdev/wz-rocksdb`, section 2a) a "
+          "device flush and a synced RocksDB write. RocksDB on "
           "ext4 on its own virtio disk. Backends: `blockdev` = rawstore on the raw "
           "virtio-blk device (`wz`: with write-zeroes offload, `nowz`: without; "
           "`policy-*`: under each space policy); `prealloc-file` = rawstore inside one "
@@ -1244,16 +1284,20 @@ plot %s
         if thin:
             P("**Reclaim on dm-thin** (`blockdev/dm-thin`: rawstore on a thin volume; objects "
               "created, removed, then `rawstore_reclaim()` punches the freed ranges): the "
-              "pool's used data blocks (64 KiB each, `dmsetup status`).")
+              "pool's used data blocks (64 KiB each, `dmsetup status`). *Space returned* is "
+              "ok only when the creates took blocks and the removes and reclaim gave some "
+              "back (fewer blocks after reclaim than after the creates); *not shown* when "
+              "the run did not measure the blocks after the creates or they did not grow.")
             P("")
-            P("| rep | objects | before the creates | after the removes | after reclaim | "
-              "reclaim |")
-            P("|---|---|---|---|---|---|")
+            P("| rep | objects | before the creates | after the creates | after the removes "
+              "| after reclaim | reclaim call | space returned |")
+            P("|---|---|---|---|---|---|---|---|")
             for t in thin:
-                P("| %s | %s | %s | %s | %s | %s |" % (
+                P("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     t.get("rep", 1), size_name(t["size"]), t["used_blocks_before_creates"],
+                    t.get("used_blocks_after_creates", "-"),
                     t["used_blocks_before_reclaim"], t["used_blocks_after_reclaim"],
-                    t["reclaim"]))
+                    t["reclaim"], thin_verdict(t)))
             P("")
         # throughput bars: ratio to blockdev per cell
         others = [b for b in backends if b != base and any(
@@ -1369,7 +1413,8 @@ plot %s
                     fmt_ratio(ratio(rv, c.m(f))) if rv is not None else "-"))
         P("")
         P("Ratio = rawstore / fio. A rawstore create of 4 KiB is a durable transaction "
-          "(data, flush, synced RocksDB batch; small objects are inline in RocksDB), so "
+          "(with the device journal: one journal record and one flush; small objects are "
+          "inline in the record and in RocksDB), so "
           "against `sync4k-qd1` it shows the cost of the store around one durable write; "
           "against `randwrite4k-qd16` (no flush) it is an upper bound no store reaches.")
         P("")

@@ -760,7 +760,7 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 	return ret;
 }
 
-/* A group on its way through the stages below (commit thread). */
+/* A group on its way through the steps below (commit thread). */
 struct group_run {
 	struct pipe_group *pg;
 	struct rs_txn_ctx g;		/* the group's allocations, frees, counts */
@@ -840,9 +840,9 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 	jdata_free(&c.jdata);
 }
 
-/* Stage 1: apply the group's transactions, taking in those that arrive
- * meanwhile (first pass only); their data writes go out as they are
- * applied. */
+/* Steps 4 and 5 (docs/DESIGN.md, "The commit pipeline": Apply, Join):
+ * apply the group's transactions, taking in those that arrive meanwhile
+ * (first pass only); their data writes go out as they are applied. */
 static void group_apply(struct rawstore *st, struct group_run *r)
 {
 	struct rawstore_txn **ts = r->pg->ts;
@@ -881,7 +881,8 @@ static void group_apply(struct rawstore *st, struct group_run *r)
 }
 
 /*
- * Stage 2: wait for every data write of the group.  0 when all landed (or
+ * Step 6 (Flush), its first half: wait for every data write of the
+ * group.  0 when all landed (or
  * only failed transactions' writes failed), -EAGAIN when the group must
  * be applied again without the transactions whose writes failed, else
  * the error (nothing of the group is committed).
@@ -947,9 +948,10 @@ static bool allocs_hit_deferred(const struct rawstore *st, const struct pext_vec
 }
 
 /*
- * Stage 3: flush the device for new data, and now and then so deferred
- * records can go (those whose deletion is not in a batch in flight
- * already).  A failed flush stops the store.
+ * Step 6 (Flush): flush the device for new data, and now and then so
+ * deferred records can go (those whose deletion is not in a batch in
+ * flight already); with the device journal the record's flush (step 7)
+ * serves instead, but for the cases below.  A failed flush stops the store.
  */
 static int group_flush(struct rawstore *st, struct group_run *r)
 {
@@ -1000,8 +1002,9 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	return ret;
 }
 
-/* Stage 5: once the group's records are durable, its deferred writes go
- * to the device; readers are not held up by the sync meanwhile. */
+/* Step 10 (Deferred apply): once the group's records are durable, its
+ * deferred writes go to the device; readers are not held up by the sync
+ * meanwhile. */
 static void group_deferred(struct rawstore *st, struct group_run *r)
 {
 	int err = 0;
@@ -1024,9 +1027,11 @@ static void group_deferred(struct rawstore *st, struct group_run *r)
 }
 
 /*
- * Stage 4: the group's data is on stable storage: write its batch (not
- * synced; durable at any time from here on, and surely after the sync
- * thread's next sync), then its deferred writes (stage 5).
+ * Step 7 (Commit): write the group's batch: with --journal rocksdb its
+ * data is on stable storage and the batch is not synced (durable at any
+ * time from here on, and surely after the sync thread's next sync, step
+ * 8); with the device journal it becomes a record whose one flush makes
+ * it and the data durable.  Then its deferred writes (step 10).
  */
 static int group_write_batch(struct rawstore *st, struct group_run *r)
 {
@@ -1084,9 +1089,9 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 	return ret;
 }
 
-/* Stage 6: no transaction completes with its data still being written;
- * the group completes after the groups before it (at once if none is in
- * flight and it wrote nothing). */
+/* Step 9 (Complete), its start: no transaction completes with its data
+ * still being written; the group completes after the groups before it (at
+ * once if none is in flight and it wrote nothing). */
 static void group_finish(struct rawstore *st, struct group_run *r)
 {
 	struct rs_pipe *p = st->pipe;
@@ -1110,8 +1115,9 @@ static void group_finish(struct rawstore *st, struct group_run *r)
 	p->count++;
 }
 
-/* One commit group through the stages (docs/DESIGN.md, "The commit
- * pipeline"); its transactions complete once its batch is durable. */
+/* One commit group through steps 4 to 10 (docs/DESIGN.md, "The commit
+ * pipeline"; step 8, the sync, is sync_main's); its transactions
+ * complete once its batch is durable. */
 static void commit_group(struct rawstore *st, struct pipe_group *pg)
 {
 	struct group_run r = { .pg = pg };
