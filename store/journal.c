@@ -249,6 +249,23 @@ static int apply_batch(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay,
 	return 0;
 }
 
+/*
+ * Put the trim point "T" = {last seq, head} behind every batch RocksDB was
+ * given and sync its WAL: that one sync makes them and "T" durable, so
+ * replay may start at "T" whatever RocksDB recovers of its later, unsynced
+ * writes.  The ring before the head is free only then.
+ */
+static int sync_trim_point(struct rs_journal *j, char **err)
+{
+	struct rs_disk_jpos t = { htole64(j->seq), htole64(j->head) };
+
+	rocksdb_put(j->db, j->wo, "T", 1, (const char *)&t, sizeof(t), err);
+	if (*err)
+		return -EIO;
+	rocksdb_flush_wal(j->db, 1, err);
+	return *err ? -EIO : 0;
+}
+
 /* Make what replay gave RocksDB durable there (the data it points to is
  * durable first: the last record's was only read back). */
 static int db_flush(struct rs_journal *j)
@@ -258,7 +275,7 @@ static int db_flush(struct rs_journal *j)
 
 	if (ret < 0)
 		return rs_err(j->st, ret, "journal: device flush after replay failed");
-	rocksdb_flush_wal(j->db, 1, &err);
+	sync_trim_point(j, &err);
 	if (err) {
 		ret = rs_err(j->st, rs_db_errno(err), "journal: RocksDB WAL sync: %s", err);
 		rocksdb_free(err);
@@ -267,26 +284,27 @@ static int db_flush(struct rs_journal *j)
 	return 0;
 }
 
-static int read_jpos(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay,
-		     struct rs_disk_jpos *p)
+/* The position record @key ("J" or "T"): 0, 1 if absent, or an error. */
+static int read_jpos(struct rs_journal *j, const char *key, struct rs_disk_jpos *p)
 {
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	char *err = NULL, *v;
 	size_t vl = 0;
 	int ret = 0;
 
-	(void)overlay;
-	v = rocksdb_get(j->db, ro, "J", 1, &vl, &err);
+	v = rocksdb_get(j->db, ro, key, 1, &vl, &err);
 	rocksdb_readoptions_destroy(ro);
 	if (err) {
-		ret = rs_err(j->st, rs_db_errno(err), "journal: reading J: %s", err);
+		ret = rs_err(j->st, rs_db_errno(err), "journal: reading %s: %s", key, err);
 		rocksdb_free(err);
 		return ret;
 	}
-	if (!v || vl != sizeof(*p)) {
+	if (!v)
+		return 1;
+	if (vl != sizeof(*p)) {
 		rocksdb_free(v);
-		return rs_err(j->st, -EUCLEAN, "journal: the metadata has no valid journal "
-			      "position (\"J\" %s)", v ? "has the wrong size" : "missing");
+		return rs_err(j->st, -EUCLEAN, "journal: the metadata's journal position "
+			      "\"%s\" has the wrong size (%zu bytes)", key, vl);
 	}
 	memcpy(p, v, sizeof(*p));
 	rocksdb_free(v);
@@ -313,20 +331,37 @@ static int erase_record(struct rs_journal *j, uint64_t vpos)
 static int replay(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay)
 {
 	struct rs_journal_stat *s = &j->stat;
-	struct rs_disk_jpos p;
+	struct rs_disk_jpos p, t;
 	struct jrec prev = { 0 }, cur;
 	uint64_t vpos, seq;
 	int ret;
 
-	ret = read_jpos(j, overlay, &p);
+	ret = read_jpos(j, "J", &p);
+	if (ret == 1)
+		ret = rs_err(j->st, -EUCLEAN, "journal: the metadata has no journal position "
+			     "(\"J\" missing)");
 	if (ret)
+		return ret;
+	/* The trim point: durable in RocksDB by the sync that wrote it.  A
+	 * store from before it had none: "J" stands in (the old rule). */
+	ret = read_jpos(j, "T", &t);
+	if (ret == 1)
+		t = p;
+	else if (ret)
 		return ret;
 	s->off = j->off;
 	s->len = j->len;
-	s->durable_seq = seq = le64toh(p.seq);
-	s->durable_next = vpos = le64toh(p.next);
-	/* Until a record is applied, the last one is "J"'s: a dropped first
-	 * record must leave the next seq at J + 1, never at 1. */
+	s->durable_seq = le64toh(p.seq);
+	s->trim_seq = seq = le64toh(t.seq);
+	s->trim_next = vpos = le64toh(t.next);
+	if (s->durable_seq < seq)
+		return rs_err(j->st, -EUCLEAN, "journal: RocksDB recovered journal position "
+			      "%llu, behind its synced trim point %llu: the metadata lost "
+			      "synced writes", (unsigned long long)s->durable_seq,
+			      (unsigned long long)seq);
+	s->durable_next = le64toh(p.next);
+	/* Until a record is applied, the last one is the trim point's: a
+	 * dropped first record must leave the next seq there + 1, never 1. */
 	s->last_seq = seq;
 	for (;;) {
 		ret = find_record(j, vpos, seq + 1, &cur);
@@ -343,17 +378,32 @@ static int replay(struct rs_journal *j, rocksdb_writebatch_wi_t *overlay)
 			s->last_seq = prev.seq;
 			jrec_free(&prev);
 		}
-		s->records++;
-		s->bytes += cur.len;
+		/* Records up to "J" are applied again (RocksDB may hold them,
+		 * or only some of them: batches of puts and deletes applied
+		 * in order give the same state either way). */
+		if (cur.seq > s->durable_seq) {
+			s->records++;
+			s->bytes += cur.len;
+		} else {
+			s->reapplied++;
+		}
 		seq = cur.seq;
 		vpos = cur.vpos + cur.len;
 		prev = cur;
 	}
 	ret = 0;
 	s->head = vpos;
+	if (seq < s->durable_seq) {
+		ret = rs_err(j->st, -EUCLEAN, "journal: replay from the trim point (record %llu) "
+			     "ends at record %llu, before RocksDB's position %llu",
+			     (unsigned long long)s->trim_seq, (unsigned long long)seq,
+			     (unsigned long long)s->durable_seq);
+		goto out;
+	}
 	if (!prev.buf)
 		goto out;
-	ret = data_landed(j, &prev);
+	/* RocksDB holds up to "J": that record was durable, nothing to check. */
+	ret = prev.seq <= s->durable_seq ? 1 : data_landed(j, &prev);
 	if (ret < 0)
 		goto out;
 	if (ret) {
@@ -394,8 +444,12 @@ int journal_open(struct rawstore *st, rocksdb_t *db, rocksdb_writebatch_wi_t *ov
 	j->wo = rocksdb_writeoptions_create();	/* WAL, not synced */
 	pthread_mutex_init(&j->lock, NULL);
 	ret = replay(j, overlay);
-	/* Durable in RocksDB before the ring is written again. */
-	if (!ret && !overlay && (j->stat.records || j->stat.dropped))
+	j->seq = j->stat.last_seq;
+	j->head = j->stat.head;
+	/* Durable in RocksDB, with the trim point at the head, before the
+	 * ring is written again. */
+	if (!ret && !overlay && (j->stat.records || j->stat.dropped || j->stat.reapplied ||
+				 j->stat.trim_next != j->stat.head))
 		ret = db_flush(j);
 	if (ret) {
 		journal_close(j, false);
@@ -407,8 +461,7 @@ int journal_open(struct rawstore *st, rocksdb_t *db, rocksdb_writebatch_wi_t *ov
 		       (unsigned long long)j->stat.durable_seq + 1,
 		       (unsigned long long)j->stat.last_seq,
 		       j->stat.dropped ? ", dropped the last" : "");
-	j->head = j->tail = j->stat.head;
-	j->seq = j->stat.last_seq;
+	j->tail = j->head;
 	*out = j;
 	return 0;
 }
@@ -461,7 +514,7 @@ static int trim_locked(struct rs_journal *j)
 {
 	char *err = NULL;
 
-	rocksdb_flush_wal(j->db, 1, &err);
+	sync_trim_point(j, &err);
 	PERF_ADD(j->st, journal_trims, 1);
 	if (err) {
 		char m[200];

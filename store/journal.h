@@ -56,8 +56,11 @@ void jdata_free(struct rs_jdata_vec *v);
 struct rs_journal_stat {
 	uint64_t off, len;		/* bytes on the device */
 	uint64_t durable_seq;		/* "J" in RocksDB's durable state */
-	uint64_t durable_next;		/* vpos where replay started */
-	uint64_t records;		/* valid records found after it */
+	uint64_t durable_next;		/* vpos after J's record */
+	uint64_t trim_seq;		/* "T", the synced trim point: replay */
+	uint64_t trim_next;		/* starts at its next vpos */
+	uint64_t reapplied;		/* records up to J applied again */
+	uint64_t records;		/* valid records found after J */
 	uint64_t bytes;			/* their length */
 	uint64_t last_seq;		/* seq of the last record (now) */
 	uint64_t head;			/* vpos of the next record (now) */

@@ -9,6 +9,8 @@
  */
 #include <sys/wait.h>
 
+#include <rocksdb/c.h>
+
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -167,6 +169,84 @@ TEST_F(JournalTest, ReplayRestoresWhatRocksdbLost)
 	EXPECT_EQ(Records().journal_replayed, 0u) << "a clean close leaves nothing to replay";
 	ExpectMany(40);
 	ExpectClean();
+}
+
+/* Read (@set: write) the journal position @key in the closed store's
+ * RocksDB: {seq, next}. */
+static bool Jpos(const std::string &meta, const char *key, uint64_t *seq, uint64_t *next,
+		 bool set)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+	char *err = nullptr;
+	rocksdb_t *db = rocksdb_open(o, meta.c_str(), &err);
+	bool ok = !err;
+	if (ok && set) {
+		uint64_t v[2] = { htole64(*seq), htole64(*next) };
+		rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+		rocksdb_put(db, wo, key, 1, (const char *)v, sizeof(v), &err);
+		rocksdb_writeoptions_destroy(wo);
+		ok = !err;
+	} else if (ok) {
+		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+		size_t vl = 0;
+		char *v = rocksdb_get(db, ro, key, 1, &vl, &err);
+		rocksdb_readoptions_destroy(ro);
+		ok = !err && v && vl == 16;
+		if (ok) {
+			uint64_t x[2];
+			memcpy(x, v, sizeof(x));
+			*seq = le64toh(x[0]);
+			*next = le64toh(x[1]);
+		}
+		rocksdb_free(v);
+	}
+	rocksdb_free(err);
+	if (db)
+		rocksdb_close(db);
+	rocksdb_options_destroy(o);
+	return ok;
+}
+
+/*
+ * RocksDB recovers a "J" from a later batch while the batches before it
+ * are lost (a hole in its unsynced WAL): replay starts at the trim point
+ * "T" that the last WAL sync made durable, not at "J", and every
+ * acknowledged transaction comes back.  A "J" behind "T" (synced writes
+ * lost) is refused.
+ */
+TEST_F(JournalTest, ReplayStartsAtTheSyncedTrimPoint)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 6, [](struct rawstore *s) {
+		return PutMany(s, 5) || Put(s, "last", pattern(8192, 7));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	uint64_t tseq = 0, tnext = 0, jseq = 0, jnext = 0;
+	ASSERT_TRUE(Jpos(meta, "J", &jseq, &jnext, false));
+	if (!Jpos(meta, "T", &tseq, &tnext, false)) {
+		ADD_FAILURE() << "no trim point after a clean close";
+		tseq = jseq;
+		tnext = jnext;
+	}
+	EXPECT_EQ(jseq, tseq);
+	/* only the last batch's "J" survived */
+	jseq = tseq + open_records + 6;
+	ASSERT_TRUE(Jpos(meta, "J", &jseq, &tnext, true));
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	ExpectMany(5);
+	EXPECT_TRUE(Exists("last"));
+	EXPECT_EQ(Records().journal_dropped, 0u);
+	ExpectClean();
+	/* synced state behind the trim point: refused, nothing written */
+	Close();
+	ASSERT_TRUE(Jpos(meta, "T", &tseq, &tnext, false));
+	ASSERT_GT(tseq, 1u);
+	jseq = tseq - 1;
+	ASSERT_TRUE(Jpos(meta, "J", &jseq, &tnext, true));
+	EXPECT_EQ(Open(), -EUCLEAN);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("behind its synced trim point"),
+		  std::string::npos) << rawstore_errmsg();
+	st = nullptr;
 }
 
 /* A torn record ends the journal: what came before it stays. */
