@@ -788,6 +788,7 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 
 	dev_wq_tag(st->dev, i);
 	t->errmsg[0] = 0;
+	jdata_free(&t->borrowed);
 	if (rs_failed(st)) {
 		t->result = rs_failed(st);
 		snprintf(t->errmsg, sizeof(t->errmsg), "%s", st->failed_msg);
@@ -834,10 +835,13 @@ static void apply_one(struct rawstore *st, struct group_run *r, unsigned int i)
 		r->g.wrote_data |= c.wrote_data;
 		r->entries += entries;
 		r->ok++;
+		t->borrowed = c.borrowed;
+		memset(&c.borrowed, 0, sizeof(c.borrowed));
 	}
 	pext_vec_free(&c.allocs);
 	pext_vec_free(&c.frees);
 	jdata_free(&c.jdata);
+	jdata_free(&c.borrowed);
 }
 
 /* Steps 4 and 5 (docs/DESIGN.md, "The commit pipeline": Apply, Join):
@@ -881,6 +885,59 @@ static void group_apply(struct rawstore *st, struct group_run *r)
 }
 
 /*
+ * Device journal: the record carries the crc32c of each new write, taken
+ * from the bytes before they were written.  A nocopy write goes to the
+ * device from the caller's buffer: if the caller changed it meanwhile,
+ * the device may hold other bytes, and replay would drop the record (the
+ * whole group) as one whose data did not land.  Once the writes are done,
+ * such a buffer must still read as it did; a transaction whose buffer
+ * changed fails alone (-EIO) and the group is applied again without it.
+ * Returns how many failed.
+ */
+static unsigned int fail_changed_buffers(struct rawstore *st, struct rawstore_txn **ts,
+					 unsigned int n)
+{
+	unsigned int i, failed = 0;
+	size_t k;
+
+	for (i = 0; i < n; i++) {
+		struct rs_jdata_vec *b = &ts[i]->borrowed;
+
+		for (k = 0; !ts[i]->result && k < b->n; k++) {
+			const void *p = (const void *)(uintptr_t)b->v[k].off;
+
+			if (rs_crc32c(p, b->v[k].len) == b->v[k].crc)
+				continue;
+			rs_err(st, -EIO, "the buffer of a nocopy write changed while the device "
+			       "was writing it (the caller must leave it unchanged until the "
+			       "transaction completes); transaction failed");
+			txn_fail(ts[i], -EIO);
+			ts[i]->write_failed = true;
+			PERF_ADD(st, txns_failed, 1);
+			failed++;
+		}
+		jdata_free(b);
+	}
+	return failed;
+}
+
+/* Forget the group's allocations, frees and checks: it is applied again
+ * without the transactions marked write_failed. */
+static int group_again(struct rawstore *st, struct group_run *r)
+{
+	unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
+	deferred_truncate(st, 0);
+	pext_vec_free(&r->g.allocs);
+	pext_vec_free(&r->g.frees);
+	jdata_free(&r->g.jdata);
+	memset(&r->g, 0, sizeof(r->g));
+	r->ok = 0;
+	r->entries = 0;
+	r->pass++;
+	return -EAGAIN;
+}
+
+/*
  * Step 6 (Flush), its first half: wait for every data write of the
  * group.  0 when all landed (or
  * only failed transactions' writes failed), -EAGAIN when the group must
@@ -905,16 +962,7 @@ static int group_wait_writes(struct rawstore *st, struct group_run *r)
 		 * without it (the others' data is written again, elsewhere).
 		 * Every write is done (the queue is not broken).
 		 */
-		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
-		deferred_truncate(st, 0);
-		pext_vec_free(&r->g.allocs);
-		pext_vec_free(&r->g.frees);
-		jdata_free(&r->g.jdata);
-		memset(&r->g, 0, sizeof(r->g));
-		r->ok = 0;
-		r->entries = 0;
-		r->pass++;
-		return -EAGAIN;
+		return group_again(st, r);
 	}
 	if (ret) {
 		/* The store stays usable: nothing of the group is committed. */
@@ -928,6 +976,8 @@ static int group_wait_writes(struct rawstore *st, struct group_run *r)
 		unalloc_settled(st, r->g.allocs.v, r->g.allocs.n);
 		return rs_failed(st);
 	}
+	if (fail_changed_buffers(st, r->pg->ts, r->n))
+		return group_again(st, r);
 	return 0;
 }
 

@@ -143,3 +143,18 @@ void rs_debug_disable_uring(int disable)
 {
 	dev_set_no_uring(disable != 0);
 }
+
+static void (*write_hook)(void *buf, size_t len, void *arg);
+static void *write_hook_arg;
+
+void rs_debug_set_write_hook(void (*fn)(void *buf, size_t len, void *arg), void *arg)
+{
+	write_hook_arg = arg;
+	write_hook = fn;
+}
+
+void rs_debug_write_hook(void *buf, size_t len)
+{
+	if (write_hook)
+		write_hook(buf, len, write_hook_arg);
+}

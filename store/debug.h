@@ -99,6 +99,14 @@ void rs_debug_garble_failed_writes(int on);
 /* Faults injected since the last rs_debug_fail_io(). */
 unsigned int rs_debug_io_faults(void);
 
+/*
+ * Call @fn(buf, len, @arg) on the commit thread right before a new data
+ * write of a transaction is queued from @buf (its journal check already
+ * taken): a test changes a caller's nocopy buffer "while the device
+ * writes it".  NULL: none.
+ */
+void rs_debug_set_write_hook(void (*fn)(void *buf, size_t len, void *arg), void *arg);
+
 /* Make io_uring setup fail (as on kernels or sandboxes without it). */
 void rs_debug_disable_uring(int disable);
 /* Make regular files report this logical block size (0: the usual 4096). */

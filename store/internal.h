@@ -90,6 +90,8 @@ struct rawstore_txn {
 	void *cb_arg;
 	int result;
 	bool write_failed;		/* its data write failed (commit group retry) */
+	struct rs_jdata_vec borrowed;	/* checks of its nocopy writes, verified
+					 * once written (commit group) */
 	uint64_t bytes;			/* write data carried (back-pressure) */
 	uint64_t q_bytes;		/* as counted in the queue */
 	bool in_flight;
@@ -105,6 +107,8 @@ struct rs_txn_ctx {
 	struct pext_vec allocs;		/* allocated by this txn */
 	struct pext_vec frees;		/* to free after commit */
 	struct rs_jdata_vec jdata;	/* device journal: checks of new data written */
+	struct rs_jdata_vec borrowed;	/* those of them written from a caller's
+					 * buffer (nocopy): off is its address */
 	int64_t d_objects, d_colls;
 	bool wrote_data;
 	bool deferred;
@@ -144,6 +148,8 @@ static inline int rs_failed(const struct rawstore *st)
 extern int rs_crash_point;
 extern int rs_crash_countdown;
 void rs_crash_check(struct rawstore *st, int point);
+/* Test hook (debug.h, rs_debug_set_write_hook). */
+void rs_debug_write_hook(void *buf, size_t len);
 /* True when failure point @point fires (debug.h, enum rs_fail). */
 bool rs_fail_check(int point);
 

@@ -89,6 +89,7 @@ void rawstore_txn_free(struct rawstore_txn *t)
 	if (!t)
 		return;
 	rawstore_txn_reset(t);
+	jdata_free(&t->borrowed);
 	free(t->ops);
 	free(t);
 }
@@ -822,7 +823,7 @@ static int map_units(struct actx *a, struct rs_onode *o, uint64_t a0, const stru
  */
 static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struct rs_io *ios,
 			  unsigned int n, const uint8_t *buf, const uint32_t *crcs,
-			  bool from_bytes)
+			  bool from_bytes, bool borrowed)
 {
 	uint32_t cb = st->csum_block, op;
 	unsigned int i;
@@ -843,6 +844,12 @@ static int journal_checks(struct rawstore *st, struct rs_txn_ctx *c, const struc
 			crc = rs_crc32c(ios[i].buf, ios[i].len);
 		}
 		ret = jdata_push(&c->jdata, ios[i].off, (uint32_t)ios[i].len, crc);
+		/* The caller may change its buffer while the device reads it:
+		 * the commit checks it again once written (a changed one fails
+		 * its transaction, never the record of the whole group). */
+		if (!ret && borrowed)
+			ret = jdata_push(&c->borrowed, (uint64_t)(uintptr_t)ios[i].buf,
+					 (uint32_t)ios[i].len, crc);
 	}
 	return ret;
 }
@@ -953,7 +960,10 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 			PERF_ADD(st, deferred_bytes, b0 - a0);
 			PERF_ADD(st, deferred_new_bytes, b0 - a0);
 		} else if (!ret) {
-			ret = journal_checks(st, a->c, ios, nio, buf, crcs, from_bytes);
+			ret = journal_checks(st, a->c, ios, nio, buf, crcs, from_bytes,
+					     !own && a->wop && a->wop->borrowed);
+			if (!ret)
+				rs_debug_write_hook(buf, b0 - a0);
 			if (!ret)
 				ret = dev_wq_write(st->dev, ios, nio, own, b0 - a0);
 			own = NULL;

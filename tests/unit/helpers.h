@@ -237,4 +237,20 @@ static inline std::string pattern(size_t len, unsigned seed)
 	return s;
 }
 
+/* An aligned buffer of @pages pages, filled with @fill. */
+struct PageBuf {
+	uint8_t *p = nullptr;
+	size_t len;
+	PageBuf(size_t pages, uint8_t fill) : len(pages * 4096)
+	{
+		EXPECT_EQ(posix_memalign(reinterpret_cast<void **>(&p), 4096, len), 0);
+		memset(p, fill, len);
+	}
+	~PageBuf() { free(p); }
+	std::string str(size_t off, size_t n) const
+	{
+		return std::string(reinterpret_cast<const char *>(p) + off, n);
+	}
+};
+
 #endif

@@ -700,22 +700,6 @@ TEST_F(StoreTest, EmptyObjectGrowsPastInlineLimitWithoutInlineData)
 	ExpectClean();
 }
 
-/* An aligned buffer of @pages pages, filled with @fill. */
-struct PageBuf {
-	uint8_t *p = nullptr;
-	size_t len;
-	PageBuf(size_t pages, uint8_t fill) : len(pages * 4096)
-	{
-		EXPECT_EQ(posix_memalign(reinterpret_cast<void **>(&p), 4096, len), 0);
-		memset(p, fill, len);
-	}
-	~PageBuf() { free(p); }
-	std::string str(size_t off, size_t n) const
-	{
-		return std::string(reinterpret_cast<const char *>(p) + off, n);
-	}
-};
-
 /*
  * rawstore_txn_write_nocopy: the data goes to the device from the
  * caller's buffer (a change made to it after the call, before the commit,
