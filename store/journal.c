@@ -98,6 +98,69 @@ static uint64_t place(const struct rs_journal *j, uint64_t vpos, uint64_t rlen)
 	return vpos;
 }
 
+/* ---- escaping (ondisk.h, RS_JREC_F_ESCAPED) ---- */
+
+static const uint8_t *magic_le(void)
+{
+	static uint8_t m[8];
+	uint64_t v = htole64(RS_JREC_MAGIC);
+
+	memcpy(m, &v, 8);
+	return m;
+}
+
+/* The byte at @off of a record of @d's checks and batch @bd (off >= 64). */
+static uint8_t rec_byte(const struct rs_jdata_vec *d, const char *bd, uint64_t off)
+{
+	size_t nd = d ? d->n : 0;
+	uint64_t o = off - sizeof(struct rs_disk_jrec);
+	struct rs_disk_jdata dd;
+
+	if (o >= nd * sizeof(dd))
+		return (uint8_t)bd[o - nd * sizeof(dd)];
+	dd = (struct rs_disk_jdata){ htole64(d->v[o / sizeof(dd)].off),
+				     htole32(d->v[o / sizeof(dd)].len),
+				     htole32(d->v[o / sizeof(dd)].crc) };
+	return ((const uint8_t *)&dd)[o % sizeof(dd)];
+}
+
+/* Blocks after the first of a record of @body0 bytes (header, @d's checks,
+ * @bd) that begin with the magic; their indices into @idx if not NULL. */
+static uint32_t find_escapes(const struct rs_jdata_vec *d, const char *bd, uint64_t body0,
+			     uint32_t *idx)
+{
+	const uint8_t *m = magic_le();
+	uint64_t off;
+	uint32_t n = 0, k;
+
+	for (off = RS_JREC_ALIGN; off + 8 <= body0; off += RS_JREC_ALIGN) {
+		for (k = 0; k < 8 && rec_byte(d, bd, off + k) == m[k]; k++)
+			;
+		if (k < 8)
+			continue;
+		if (idx)
+			idx[n] = (uint32_t)(off / RS_JREC_ALIGN);
+		n++;
+	}
+	return n;
+}
+
+/* Put the magic back at the @n blocks listed after @body0 bytes of @buf:
+ * 0, or 1 if the list is not valid. */
+static int unescape(uint8_t *buf, uint64_t body0, uint32_t n)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&k, buf + body0 + 4 * (uint64_t)i, 4);
+		k = le32toh(k);
+		if (!k || (uint64_t)k * RS_JREC_ALIGN + 8 > body0)
+			return 1;
+		memcpy(buf + (uint64_t)k * RS_JREC_ALIGN, magic_le(), 8);
+	}
+	return 0;
+}
+
 /* ---- replay ---- */
 
 /* A record read back: the whole run of blocks. */
@@ -127,8 +190,8 @@ static int read_record(struct rs_journal *j, uint64_t vpos, uint64_t seq, struct
 {
 	struct rs_disk_jrec h;
 	uint8_t *buf = rs_alloc_aligned(RS_JREC_ALIGN);
-	uint64_t body;
-	uint32_t len, crc;
+	uint64_t body0, body;
+	uint32_t len, crc, nesc;
 	int ret;
 
 	if (!buf)
@@ -138,13 +201,15 @@ static int read_record(struct rs_journal *j, uint64_t vpos, uint64_t seq, struct
 		goto out_free;
 	memcpy(&h, buf, sizeof(h));
 	len = le32toh(h.len);
-	body = sizeof(h) + (uint64_t)le32toh(h.n_data) * sizeof(struct rs_disk_jdata) +
-	       le32toh(h.batch_len);
+	nesc = le32toh(h.flags) == RS_JREC_F_ESCAPED ? le32toh(h.n_escaped) : 0;
+	body0 = sizeof(h) + (uint64_t)le32toh(h.n_data) * sizeof(struct rs_disk_jdata) +
+		le32toh(h.batch_len);
+	body = body0 + 4 * (uint64_t)nesc;
 	ret = 1;
 	if (le64toh(h.magic) != RS_JREC_MAGIC || memcmp(h.uuid, j->uuid, 16) ||
 	    le64toh(h.seq) != seq || le64toh(h.vpos) != vpos || !len ||
 	    !is_aligned(len, RS_JREC_ALIGN) || vpos % j->len + len > j->len || body > len ||
-	    h.flags)
+	    (h.flags && !nesc) || (!h.flags && h.n_escaped))
 		goto out_free;
 	if (len > RS_JREC_ALIGN) {
 		uint8_t *big = rs_alloc_aligned(len);
@@ -166,6 +231,8 @@ static int read_record(struct rs_journal *j, uint64_t vpos, uint64_t seq, struct
 	((struct rs_disk_jrec *)buf)->crc = 0;
 	if (rs_crc32c(buf, body) != crc)
 		goto out_free;	/* torn or never completed */
+	if (unescape(buf, body0, nesc))
+		goto out_free;
 	*r = (struct jrec){ buf, vpos, seq, len, le32toh(h.batch_len), le32toh(h.n_data) };
 	return 0;
 
@@ -555,13 +622,15 @@ static void crash_nodata(struct rs_journal *j, const struct rs_jdata_vec *d)
 	rs_crash_check(j->st, RS_CRASH_JOURNAL_NODATA);
 }
 
-/* Lay out the record of @bd (@blen bytes, ending with "J") at @pos. */
+/* Lay out the record of @bd (@blen bytes, ending with "J") at @pos, with
+ * @nesc escaped blocks (find_escapes()). */
 static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 			     const struct rs_jdata_vec *d, uint64_t pos, uint64_t rlen,
-			     size_t *body_out)
+			     uint32_t nesc, size_t *body_out)
 {
-	size_t nd = d ? d->n : 0, body = sizeof(struct rs_disk_jrec) +
-					 nd * sizeof(struct rs_disk_jdata) + blen, i;
+	size_t nd = d ? d->n : 0, body0 = sizeof(struct rs_disk_jrec) +
+					  nd * sizeof(struct rs_disk_jdata) + blen, i;
+	size_t body = body0 + 4 * (size_t)nesc;
 	uint8_t *buf = rs_alloc_aligned(rlen);
 	struct rs_disk_jpos jp;
 	struct rs_disk_jrec *h;
@@ -579,6 +648,10 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 	h->len = htole32((uint32_t)rlen);
 	h->batch_len = htole32((uint32_t)blen);
 	h->n_data = htole32((uint32_t)nd);
+	if (nesc) {
+		h->flags = htole32(RS_JREC_F_ESCAPED);
+		h->n_escaped = htole32(nesc);
+	}
 	dd = (struct rs_disk_jdata *)(h + 1);
 	for (i = 0; i < nd; i++)
 		dd[i] = (struct rs_disk_jdata){ htole64(d->v[i].off), htole32(d->v[i].len),
@@ -588,6 +661,16 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 	jp.seq = htole64(j->seq + 1);
 	jp.next = htole64(pos + rlen);
 	memcpy(bcopy + blen - sizeof(jp), &jp, sizeof(jp));
+	if (nesc) {
+		uint32_t *idx = (uint32_t *)(buf + body0);
+
+		/* "J" is no magic, so the blocks are those counted before */
+		find_escapes(d, bd, body0, idx);
+		for (i = 0; i < nesc; i++) {
+			memset(buf + (uint64_t)idx[i] * RS_JREC_ALIGN, 0, 8);
+			idx[i] = htole32(idx[i]);
+		}
+	}
 	h->crc = htole32(rs_crc32c(buf, body));
 	*body_out = body;
 	return buf;
@@ -599,7 +682,8 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 	static const struct rs_disk_jpos zero;
 	rocksdb_writebatch_t *b;
 	size_t blen, body;
-	uint64_t rlen, pos;
+	uint64_t rlen, pos, body0;
+	uint32_t nesc;
 	const char *bd;
 	uint8_t *buf;
 	char *err = NULL;
@@ -612,8 +696,12 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 	}
 	rocksdb_writebatch_wi_put(wb, "J", 1, (const char *)&zero, sizeof(zero));
 	bd = rocksdb_writebatch_wi_data(wb, &blen);
-	rlen = round_up(sizeof(struct rs_disk_jrec) + (d ? d->n : 0) *
-			sizeof(struct rs_disk_jdata) + blen, RS_JREC_ALIGN);
+	body0 = sizeof(struct rs_disk_jrec) + (d ? d->n : 0) * sizeof(struct rs_disk_jdata) +
+		blen;
+	nesc = find_escapes(d, bd, body0, NULL);
+	if (nesc)
+		PERF_ADD(j->st, journal_escapes, nesc);
+	rlen = round_up(body0 + 4 * (uint64_t)nesc, RS_JREC_ALIGN);
 	if (!ends_with_jpos(bd, blen) || blen > UINT32_MAX) {
 		ret = rs_err(j->st, -EINVAL, "journal: unexpected batch layout");
 		goto out_unlock;
@@ -631,7 +719,7 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 		if (ret)
 			goto out_unlock;
 	}
-	buf = build_record(j, bd, blen, d, pos, rlen, &body);
+	buf = build_record(j, bd, blen, d, pos, rlen, nesc, &body);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -668,7 +756,8 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 	j->head = pos + rlen;
 	rs_crash_check(j->st, RS_CRASH_JOURNAL_WRITTEN);
 	/* Durable: now RocksDB gets exactly what replay would apply. */
-	b = rocksdb_writebatch_create_from((const char *)buf + body - blen, blen);
+	unescape(buf, body0, nesc);
+	b = rocksdb_writebatch_create_from((const char *)buf + body0 - blen, blen);
 	rocksdb_write(j->db, j->wo, b, &err);
 	rocksdb_writebatch_destroy(b);
 	free(buf);

@@ -164,10 +164,19 @@ struct rs_disk_jrec {
 	rs_le32 len;			/* bytes, multiple of RS_JREC_ALIGN */
 	rs_le32 batch_len;		/* bytes of write batch */
 	rs_le32 n_data;			/* data checks after the header */
-	rs_le32 flags;			/* none defined */
-	rs_le32 reserved;
+	rs_le32 flags;			/* RS_JREC_F_* */
+	rs_le32 n_escaped;		/* RS_JREC_F_ESCAPED: blocks listed */
 	rs_le32 crc;
 };
+/*
+ * Escaped blocks: no block of a record but its first begins with
+ * RS_JREC_MAGIC on the device, so bytes a user stored (a deferred write,
+ * an omap value) can never be taken for a record of a later lap.  A block
+ * that would is written with its first 8 bytes zeroed, and its index in
+ * the record (1, 2, ...) is listed as an le32 after the batch; the crc
+ * covers the list.  Replay puts the magic back.
+ */
+#define RS_JREC_F_ESCAPED	0x1
 static_assert(sizeof(struct rs_disk_jrec) == 64, "journal record layout");
 
 /* New data the record's batch points to, written alongside the record:

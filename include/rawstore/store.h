@@ -303,6 +303,8 @@ struct rawstore_perf {
 	uint64_t journal_trims;		/* RocksDB flushes that freed the ring */
 	uint64_t deferred_early_acks;	/* device journal: groups completed before
 					 * their deferred in-place writes */
+	uint64_t journal_escapes;	/* device journal: record blocks that began
+					 * with the record magic, written escaped */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */

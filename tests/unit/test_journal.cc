@@ -249,6 +249,85 @@ TEST_F(JournalTest, ReplayStartsAtTheSyncedTrimPoint)
 	st = nullptr;
 }
 
+/*
+ * User bytes in the ring are escaped: omap values made of the record
+ * magic, at every alignment, never leave a block of the ring that begins
+ * with the magic other than a record's own first block (a tenant could
+ * otherwise plant a block that parses as a record of a later lap), and
+ * replay gives the values back byte for byte.
+ */
+TEST_F(JournalTest, RecordBlocksNeverStartWithTheMagic)
+{
+	const uint64_t magic = 0x314c4e524a535200ULL;	/* RS_JREC_MAGIC */
+	std::string words;
+	for (int i = 0; i < 12288 / 8; i++) {
+		uint64_t le = htole64(magic);
+		words.append(reinterpret_cast<const char *>(&le), 8);
+	}
+	ASSERT_EQ(Write("c", "m", 0, "m"), 0);
+	int r = CrashChild(RS_CRASH_JOURNAL_WRITTEN, 9, [&](struct rawstore *s) {
+		for (int p = 0; p < 8; p++) {
+			std::string k = "k" + std::to_string(p), v = std::string(p, 'x') + words;
+			struct rawstore_txn *t;
+			if (rawstore_txn_new(&t))
+				return 1;
+			rawstore_txn_omap_set(t, "c", "m", 1, k.data(), k.size(), v.data(),
+					      v.size());
+			int ret = rawstore_submit(s, t);
+			rawstore_txn_free(t);
+			if (ret)
+				return 1;
+		}
+		return Put(s, "last", pattern(10, 1));
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT);
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	struct rawstore_records rec = Records();
+	EXPECT_EQ(rec.journal_replayed, 9u + open_records);
+	for (int p = 0; p < 8; p++) {
+		std::string k = "k" + std::to_string(p), v = std::string(p, 'x') + words;
+		std::string got(v.size(), 0);
+		EXPECT_EQ(rawstore_omap_get(st, "c", "m", 1, k.data(), k.size(), &got[0], got.size()),
+			  (ssize_t)v.size());
+		EXPECT_TRUE(got == v) << "value " << p << " changed by replay";
+	}
+	ExpectClean();
+	/* the aligned value's record escaped its blocks */
+	std::string v = words;
+	for (int i = 0; i < 8; i++) {
+		struct rawstore_txn *t = T();
+		std::string k = "a" + std::to_string(i);
+		rawstore_txn_omap_set(t, "c", "m", 1, k.data(), k.size(), v.data(), v.size());
+		ASSERT_EQ(Submit(t), 0);
+		v = "x" + v;
+	}
+	EXPECT_GE(Perf().journal_escapes, 1u);
+	/* every block of the ring that begins with the magic is a record's
+	 * first block: its header names its own place */
+	Close();
+	int fd = open(dev.c_str(), O_RDONLY);
+	ASSERT_GE(fd, 0);
+	std::vector<uint8_t> ring(rec.journal_size);
+	ASSERT_EQ(pread(fd, ring.data(), ring.size(), (off_t)rec.journal_offset),
+		  (ssize_t)ring.size());
+	close(fd);
+	int heads = 0, planted = 0;
+	for (uint64_t off = 0; off < ring.size(); off += 4096) {
+		uint64_t m, vpos;
+		memcpy(&m, &ring[off], 8);
+		if (le64toh(m) != magic)
+			continue;
+		memcpy(&vpos, &ring[off + 32], 8);	/* after magic, uuid, seq */
+		if (le64toh(vpos) % rec.journal_size == off)
+			heads++;
+		else
+			planted++;
+	}
+	EXPECT_GT(heads, 8);
+	EXPECT_EQ(planted, 0) << "user bytes begin a block of the ring with the record magic";
+}
+
 /* A torn record ends the journal: what came before it stays. */
 TEST_F(JournalTest, TornRecordEndsReplay)
 {
