@@ -4,7 +4,9 @@
 // its space freed; missing sources and destination collections fail the
 // transaction; renames compose in order with the other operations of their
 // transaction; cached records follow; and a deep fsck is clean after each.
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "helpers.h"
 
@@ -423,5 +425,51 @@ TEST_F(RenameTest, CachedRecordsFollowTheRename)
 	EXPECT_EQ(Read("c", "a", 0, 100000), a);
 	Read("d", "b", 0, 10, &r);
 	EXPECT_EQ(r, -ENOENT);
+	ExpectClean();
+}
+
+/* Swift's publish under load: while readers read the live name, versions
+ * are written to a temporary name and renamed over it, one per
+ * transaction.  Every read sees one whole version (its size names it; its
+ * bytes match), never -ENOENT, a mix, or a freed unit's new contents; the
+ * replaced versions' space is all freed. */
+TEST_F(RenameTest, ReadersSeeWholeVersionsDuringRenames)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(MkColl("tmp"), 0);
+	auto size_of = [](int v) { return (size_t)50000 + (size_t)v * 1000; };
+	ASSERT_EQ(Write("c", "live", 0, pattern(size_of(0), 0)), 0);
+	std::atomic<bool> stop{ false };
+	std::atomic<int> bad{ 0 }, reads{ 0 };
+	auto reader = [&] {
+		std::string buf(300000, 0);
+		while (!stop) {
+			ssize_t r = rawstore_read(st, "c", "live", 4, 0, &buf[0], buf.size());
+			int v = r >= 50000 ? (int)((r - 50000) / 1000) : -1;
+			if (v < 0 || (size_t)r != size_of(v) ||
+			    buf.compare(0, (size_t)r, pattern((size_t)r, (unsigned)v)))
+				bad++;
+			reads++;
+		}
+	};
+	std::thread r1(reader), r2(reader);
+	const int versions = 60;
+	for (int v = 1; v <= versions; v++) {
+		std::string d = pattern(size_of(v), (unsigned)v);
+		struct rawstore_txn *t = T();
+		rawstore_txn_write(t, "tmp", "up", 2, 0, d.data(), d.size());
+		rawstore_txn_rename(t, "tmp", "up", 2, "c", "live", 4);
+		EXPECT_EQ(Submit(t), 0) << rawstore_errmsg();
+	}
+	while (reads < 100)
+		usleep(1000);
+	stop = true;
+	r1.join();
+	r2.join();
+	EXPECT_EQ(bad.load(), 0);
+	EXPECT_EQ(Read("c", "live", 0, 300000), pattern(size_of(versions), versions));
+	auto f = Statfs();
+	EXPECT_EQ(f.objects, 1u);
+	EXPECT_EQ(f.allocated, (uint64_t)((size_of(versions) + 4095) / 4096 * 4096));
 	ExpectClean();
 }
