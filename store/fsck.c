@@ -660,6 +660,31 @@ static int check_journal(struct fsck *fk)
 	return 0;
 }
 
+/*
+ * Every object record has an object id of its own: its attributes, omap
+ * and header are keyed by it, so two records with one id (a rename that
+ * left its source behind, say) would share them.  @fk->nids is sorted.
+ * Each record of such an id is named; nothing is repaired (which of them
+ * owns the records is not known).  Id 0 is a record that does not decode
+ * (reported as such).
+ */
+static void check_nids(struct fsck *fk)
+{
+	size_t i, j;
+
+	for (i = 1; i < fk->n_objs; i++) {
+		/* the second of a run of equal ids names them all, once */
+		if (!fk->nids[i] || fk->nids[i] != fk->nids[i - 1] ||
+		    (i >= 2 && fk->nids[i - 2] == fk->nids[i]))
+			continue;
+		for (j = 0; j < fk->n_objs; j++)
+			if (fk->objs[j].nid == fk->nids[i])
+				report(fk, RAWSTORE_FSCK_BAD_MAP, &fk->objs[j], 0, 0, 0,
+				       "object id %llu is used by more than one object record",
+				       (unsigned long long)fk->nids[i]);
+	}
+}
+
 /* The recorded object and collection counts must match what exists. */
 static int check_counts(struct fsck *fk)
 {
@@ -737,6 +762,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 			fk->nids[i] = fk->objs[i].nid;
 		if (!ret)
 			qsort(fk->nids, fk->n_objs, sizeof(uint64_t), cmp_u64);
+		if (!ret)
+			check_nids(fk);
 	}
 	if (!ret)
 		ret = check_orphans(fk, 'X');

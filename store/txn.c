@@ -24,12 +24,12 @@
 enum op_type {
 	OP_COLL_CREATE, OP_COLL_REMOVE, OP_TOUCH, OP_WRITE, OP_ZERO, OP_TRUNCATE, OP_REMOVE,
 	OP_CLONE, OP_SETATTR, OP_RMATTR, OP_OMAP_SET, OP_OMAP_RM, OP_OMAP_RMRANGE,
-	OP_OMAP_SETHEADER, OP_ALLOC_HINT,
+	OP_OMAP_SETHEADER, OP_ALLOC_HINT, OP_RENAME,
 };
 
 struct rs_op {
 	enum op_type type;
-	char *coll;
+	char *coll, *coll2;		/* @coll2: the destination of a rename */
 	void *name, *name2, *data, *key, *key2;
 	size_t nlen, n2len, dlen, klen, k2len;
 	uint64_t off, len;
@@ -62,6 +62,7 @@ int rawstore_txn_new(struct rawstore_txn **out)
 static void op_free(struct rs_op *op)
 {
 	free(op->coll);
+	free(op->coll2);
 	free(op->name);
 	free(op->name2);
 	if (!op->dbuf)
@@ -197,12 +198,14 @@ static int add_op(struct rawstore_txn *t, const struct rs_op *tmpl)
 		return -EINVAL;
 	if (t->in_flight)
 		return -EBUSY;
-	op.coll = op.name = op.name2 = op.data = op.key = op.key2 = op.dbuf = NULL;
+	op.coll = op.coll2 = op.name = op.name2 = op.data = op.key = op.key2 = op.dbuf = NULL;
 	op.crc4k = NULL;
 	op.coll = strdup(tmpl->coll);
 	if (!op.coll)
 		return -ENOMEM;
-	if (tmpl->name)
+	if (tmpl->coll2 && !(op.coll2 = strdup(tmpl->coll2)))
+		ret = -ENOMEM;
+	if (!ret && tmpl->name)
 		ret = dup_bytes(&op.name, tmpl->name, tmpl->nlen);
 	if (!ret && tmpl->name2)
 		ret = dup_bytes(&op.name2, tmpl->name2, tmpl->n2len);
@@ -348,6 +351,21 @@ int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src
 	if (!name_ok(dst, dlen))
 		return -EINVAL;
 	return obj_op(t, OP_CLONE, coll, src, slen, &op);
+}
+
+int rawstore_txn_rename(struct rawstore_txn *t, const char *src_coll, const void *src_name,
+			size_t src_len, const char *dst_coll, const void *dst_name, size_t dst_len)
+{
+	struct rs_op op = { .coll2 = (char *)dst_coll, .name2 = (void *)dst_name,
+			    .n2len = dst_len };
+
+	if (!coll_ok(src_coll) || !coll_ok(dst_coll) || !name_ok(dst_name, dst_len))
+		return -EINVAL;
+	/* Renaming an object to itself is a caller's mistake, not a no-op. */
+	if (!strcmp(src_coll, dst_coll) && name_ok(src_name, src_len) && src_len == dst_len &&
+	    !memcmp(src_name, dst_name, src_len))
+		return -EINVAL;
+	return obj_op(t, OP_RENAME, src_coll, src_name, src_len, &op);
 }
 
 static bool attr_ok(const char *attr)
@@ -1311,6 +1329,43 @@ static int do_clone(struct actx *a, const struct rs_op *op, struct rs_onode *src
 	return ret;
 }
 
+/*
+ * Move @src, the object op->coll/op->name, to op->coll2/op->name2.  Only
+ * its record moves: it is put under the new key with its object id, so its
+ * attributes, omap and header (keyed by that id) and its units (in its
+ * extent map) go with it, and no data is copied or read.  An object already
+ * at the destination is removed first, as by rawstore_txn_remove(): its
+ * units are freed (or lose a reference, if shared) when the batch commits.
+ * Both keys go to the group's list of changed records, so the onode cache
+ * drops them at the commit.
+ */
+static int do_rename(struct actx *a, const struct rs_op *op, struct rs_onode *src)
+{
+	struct rs_onode old;
+	struct rs_key k;
+	int ret;
+
+	ret = coll_check(a, op->coll2);
+	if (ret == -ENOENT)
+		return rs_err(a->st, ret, "rename: destination collection %s does not exist",
+			      op->coll2);
+	if (ret)
+		return ret;
+	ret = onode_load(a->st, a->wb, op->coll2, op->name2, op->n2len, &old);
+	if (!ret) {
+		ret = remove_object(a, op->coll2, op->name2, op->n2len, &old);
+		onode_free(&old);
+		if (ret)
+			return ret;
+	} else if (ret != -ENOENT) {
+		return ret;
+	}
+	key_onode(&k, op->coll, op->name, op->nlen);
+	rocksdb_writebatch_wi_delete(a->wb, k.buf, k.len);
+	keyvec_push(&a->st->ocache_dirty, &k);
+	return store_onode(a, op->coll2, op->name2, op->n2len, src);
+}
+
 static int coll_op(struct actx *a, const struct rs_op *op)
 {
 	struct rs_key k;
@@ -1399,6 +1454,10 @@ static int apply_op(struct actx *a, const struct rs_op *op)
 		break;
 	case OP_CLONE:
 		ret = do_clone(a, op, &o);
+		dirty = false;
+		break;
+	case OP_RENAME:
+		ret = do_rename(a, op, &o);
 		dirty = false;
 		break;
 	case OP_SETATTR:

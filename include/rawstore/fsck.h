@@ -7,7 +7,8 @@
  * reference record), that no extent is both used and free, that free
  * space is recorded merged and aligned, that sizes and extent maps agree,
  * that every freed-but-unpunched range is free, that no attribute/omap
- * record is orphaned, and with deep=1 that every data checksum matches.
+ * record is orphaned, that no two object records share an object id, and
+ * with deep=1 that every data checksum matches.
  * repair=1 returns leaked space to the free list (not while an
  * undecodable onode might own it), deletes orphaned records and rewrites
  * a damaged superblock copy.  Runs on the commit thread, so concurrent
@@ -28,7 +29,8 @@ struct rawstore;
 enum rawstore_fsck_kind {
 	RAWSTORE_FSCK_CORRUPT_RECORD = 1,	/* record fails its crc or decoding */
 	RAWSTORE_FSCK_BAD_EXTENT,	/* misaligned or outside the data area */
-	RAWSTORE_FSCK_BAD_MAP,		/* extent map vs size / csum count */
+	RAWSTORE_FSCK_BAD_MAP,		/* extent map vs size / csum count; object
+					 * id out of range or used twice; counts */
 	RAWSTORE_FSCK_SHARED,		/* unit used by several extents without a
 					 * matching reference record (clones) */
 	RAWSTORE_FSCK_USED_AND_FREE,	/* extent both used and free */

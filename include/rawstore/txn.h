@@ -89,6 +89,23 @@ int rawstore_txn_remove(struct rawstore_txn *t, const char *coll, const void *na
  * -ENOENT if @src is missing. */
 int rawstore_txn_clone(struct rawstore_txn *t, const char *coll, const void *src, size_t slen,
 		       const void *dst, size_t dlen);
+/*
+ * Move object @src_name of @src_coll to the name @dst_name in @dst_coll
+ * (the same or another collection): its data, attributes, omap and header
+ * go with it, and the source name no longer exists.  Only metadata moves;
+ * no data is copied.  An object already at the destination is replaced:
+ * it is removed as by rawstore_txn_remove(), and its space is freed when
+ * the transaction commits.  Later operations of the transaction see the
+ * object under its new name; one that creates an object under the old
+ * name (a write, touch, zero or alloc hint) creates a new one there, with
+ * none of the moved object's data, attributes or omap.
+ * Builder: -EINVAL for a bad collection or object name, or if source and
+ * destination are the same object.  At submit: -ENOENT if @src_coll or
+ * the source object does not exist, or if @dst_coll does not exist.
+ */
+int rawstore_txn_rename(struct rawstore_txn *t, const char *src_coll, const void *src_name,
+			size_t src_len, const char *dst_coll, const void *dst_name,
+			size_t dst_len);
 /* Object must exist (-ENOENT). */
 int rawstore_txn_setattr(struct rawstore_txn *t, const char *coll, const void *name, size_t nlen,
 			 const char *attr, const void *val, size_t vlen);

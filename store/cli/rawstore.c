@@ -1109,6 +1109,66 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 	return ret ? ret : o;
 }
 
+static int cmd_rename(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	struct rawstore_stat s = { .struct_size = sizeof(s) };
+	struct rawstore_open_opts oo;
+	struct rawstore_txn *t = NULL;
+	const char *sc, *sn, *dc, *dn;
+	struct rawstore *st;
+	int o, ret;
+
+	rawstore_open_opts_init(&oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c);
+		ret = opt_open_policy(c, o, &oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = want_args(c, argc, argv, 6, 6);
+	if (ret)
+		return ret;
+	sc = argv[optind + 2];
+	sn = argv[optind + 3];
+	dc = argv[optind + 4];
+	dn = argv[optind + 5];
+	if (!*sn || !*dn || strlen(sn) > RAWSTORE_NAME_MAX || strlen(dn) > RAWSTORE_NAME_MAX)
+		return usage_error(c, "object names must have 1 to %d bytes", RAWSTORE_NAME_MAX);
+	if (!strcmp(sc, dc) && !strcmp(sn, dn))
+		return usage_error(c, "source and destination are the same object");
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	/* Name what is missing (the transaction would only say -ENOENT). */
+	ret = rawstore_stat(st, sc, sn, strlen(sn), &s);
+	if (ret) {
+		object_error(c, argv, sc, sn, ret);
+	} else if ((o = rawstore_coll_exists(st, dc)) <= 0) {
+		fprintf(stderr, "rawstore %s: %s: collection %s: %s\n", c->name, argv[optind], dc,
+			rawstore_strerror(o ? o : -ENOENT));
+		ret = 1;
+	} else {
+		ret = rawstore_txn_new(&t);
+		if (!ret)
+			ret = rawstore_txn_rename(t, sc, sn, strlen(sn), dc, dn, strlen(dn));
+		if (ret) {
+			fail_dev(c, argv[optind], "building the transaction", ret);
+			ret = 1;
+		} else {
+			ret = submit(c, argv, st, t);
+		}
+		rawstore_txn_free(t);
+	}
+	o = close_store(c, argv[optind], st);
+	if (!ret && !o)
+		printf("renamed %s/%s to %s/%s\n", sc, sn, dc, dn);
+	return ret ? 1 : o;
+}
+
 /* ---- reclaim and prepare: progress and summary ---- */
 
 static double now_s(void)
@@ -1332,6 +1392,9 @@ static const struct cmd cmd_table[] = {
 	  POLICY_HELP, NULL },
 	{ "rm", cmd_rm, POLICY_SYNOPSIS " DEV META COLL NAME...",
 	  "remove objects, in one transaction", POLICY_HELP, NULL },
+	{ "rename", cmd_rename, POLICY_SYNOPSIS " DEV META COLL NAME NEW_COLL NEW_NAME",
+	  "move an object to a new name (and collection), replacing one there",
+	  POLICY_HELP, NULL },
 	{ "reclaim", cmd_reclaim, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
 	  "punch freed ranges not yet punched (give space back to the device)",
 	  RUN_HELP POLICY_HELP, NULL },

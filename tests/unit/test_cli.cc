@@ -329,7 +329,7 @@ TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
 
 static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info", "dump",
 					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
-					 "reclaim", "prepare", "version" };
+					 "rename", "reclaim", "prepare", "version" };
 
 static std::string slurp_file(const std::string &p)
 {
@@ -537,4 +537,47 @@ TEST_F(CliTest, PutGetRmDumpReclaimPrepare)
 	EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
 	ASSERT_EQ(Run("version"), 0);
 	EXPECT_EQ(out.rfind("rawstore ", 0), 0u);
+}
+
+/* Issue 42: `rawstore rename` moves an object to another name and
+ * collection in one transaction, replacing one there and freeing its
+ * space; a missing object or collection is named, exit status 1, nothing
+ * changes; the same object twice is a usage error (2); fsck stays clean. */
+TEST_F(CliTest, RenameMovesAnObject)
+{
+	ASSERT_EQ(Run("mkfs --zero-policy pad " + DM()), 0) << out;
+	std::string a = pattern(200000, 1), b = pattern(1 << 20, 2);
+	std::string fa = tmp.path + "/a", fb = tmp.path + "/b";
+	{
+		FILE *f = fopen(fa.c_str(), "wb");
+		fwrite(a.data(), 1, a.size(), f);
+		fclose(f);
+		f = fopen(fb.c_str(), "wb");
+		fwrite(b.data(), 1, b.size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " tmp up " + fa), 0) << out;
+	ASSERT_EQ(Run("put " + DM() + " live obj " + fb), 0) << out;
+	ASSERT_EQ(Run("rename " + DM() + " tmp up live obj"), 0) << out;
+	EXPECT_EQ(out, "renamed tmp/up to live/obj\n");
+	ASSERT_EQ(Run("ls " + DM() + " tmp"), 0);
+	EXPECT_EQ(out, "");
+	ASSERT_EQ(Run("ls " + DM() + " live"), 0);
+	EXPECT_EQ(out, "obj\n");
+	ASSERT_EQ(RunOut("cat " + DM() + " live obj"), 0);
+	EXPECT_TRUE(out == a) << "cat differs";
+	/* the replaced object's 1 MiB is waiting to be punched */
+	ASSERT_EQ(Run("df --json " + DM()), 0);
+	EXPECT_NE(out.find("\"allocated\": 200704,"), std::string::npos) << out;
+
+	EXPECT_EQ(Run("rename " + DM() + " tmp up live x"), 1);
+	EXPECT_NE(out.find("object tmp/up: "), std::string::npos) << out;
+	EXPECT_EQ(Run("rename " + DM() + " live obj nope x"), 1);
+	EXPECT_NE(out.find("collection nope: "), std::string::npos) << out;
+	EXPECT_EQ(Run("rename " + DM() + " live obj live obj"), 2);
+	EXPECT_NE(out.find("same object"), std::string::npos) << out;
+	EXPECT_EQ(Run("rename " + DM() + " live obj"), 2);
+	ASSERT_EQ(Run("ls " + DM() + " live"), 0);
+	EXPECT_EQ(out, "obj\n");
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
 }

@@ -386,3 +386,124 @@ INSTANTIATE_TEST_SUITE_P(PipelinedDeferredNew, GroupCrashTest,
 					   RS_CRASH_BEFORE_DEFERRED | DNEW,
 					   RS_CRASH_AFTER_COMMIT | DNEW),
 			 crash_point_name);
+
+/*
+ * Renames (issue 42) die at each step of the write path: a temporary object
+ * written and renamed over a live one, and an object renamed into another
+ * collection, in one transaction (RENAME_ONLY: the renames alone, no data
+ * written).  A crash before the commit leaves every source where it was and
+ * the old live object whole; after it only the destinations exist, the
+ * replaced object's units are free; the listings, the counts and a deep
+ * fsck agree either way.
+ */
+class RenameCrashTest : public CrashTest {};
+
+enum { RENAME_ONLY = 0x200 };	/* param flag: the transaction only renames */
+
+static std::string rename_point_name(const ::testing::TestParamInfo<int> &info)
+{
+	return crash_point_name(::testing::TestParamInfo<int>(info.param & ~RENAME_ONLY,
+							      info.index)) +
+	       (info.param & RENAME_ONLY ? "_rename_only" : "");
+}
+
+static int collect_name(void *arg, const void *name, size_t len)
+{
+	static_cast<std::vector<std::string> *>(arg)->emplace_back(
+		static_cast<const char *>(name), len);
+	return 0;
+}
+
+TEST_P(RenameCrashTest, SourceBeforeCommitDestinationAfter)
+{
+	int point = GetParam() & ~RENAME_ONLY;
+	bool only = GetParam() & RENAME_ONLY;
+	std::string live = pattern(300000, 1), a = pattern(100000, 2), nw = pattern(200000, 3);
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(MkColl("d"), 0);
+	ASSERT_EQ(Write("c", "live", 0, live), 0);
+	ASSERT_EQ(Write("c", "a", 0, a), 0);
+	struct rawstore_txn *t = T();
+	rawstore_txn_setattr(t, "c", "live", 4, "etag", "old", 3);
+	rawstore_txn_omap_set(t, "c", "a", 1, "k", 1, "v", 1);
+	if (only)
+		rawstore_txn_write(t, "c", "tmp", 3, 0, nw.data(), nw.size());
+	ASSERT_EQ(Submit(t), 0);
+	uint64_t alloc0 = Statfs().allocated;
+	CloseStore();
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rawstore *s;
+		if (rawstore_open(dev.c_str(), meta.c_str(), nullptr, &s))
+			_exit(1);
+		rs_debug_set_crash_point(point, 1);
+		struct rawstore_txn *tt;
+		rawstore_txn_new(&tt);
+		if (!only)
+			rawstore_txn_write(tt, "c", "tmp", 3, 0, nw.data(), nw.size());
+		rawstore_txn_setattr(tt, "c", "tmp", 3, "etag", "new", 3);
+		rawstore_txn_rename(tt, "c", "tmp", 3, "c", "live", 4);
+		rawstore_txn_rename(tt, "c", "a", 1, "d", "a", 1);
+		rawstore_submit(s, tt);
+		rawstore_close(s);
+		_exit(0);
+	}
+	ReapCrashed(pid);
+	if (HasFatalFailure())
+		return;
+	ASSERT_EQ(OpenAfterCrash(), 0) << rawstore_errmsg();
+	/* as in NoAckedLossNoLeak: the batch is in RocksDB's WAL file or the
+	 * journal's flushed record from before_sync on */
+	bool applied = point == RS_CRASH_AFTER_COMMIT || point == RS_CRASH_BEFORE_SYNC;
+	struct rawstore_stat s;
+	s.struct_size = sizeof(s);
+	char buf[8];
+	std::vector<std::string> lc, ld;
+	int nc = rawstore_list(st, "c", nullptr, 0, 0, collect_name, &lc);
+	int nd = rawstore_list(st, "d", nullptr, 0, 0, collect_name, &ld);
+	ASSERT_EQ(nc, (int)lc.size());
+	ASSERT_EQ(nd, (int)ld.size());
+	if (applied) {
+		EXPECT_EQ(Read("c", "live", 0, 400000), nw);
+		EXPECT_EQ(rawstore_getattr(st, "c", "live", 4, "etag", buf, sizeof(buf)), 3);
+		EXPECT_EQ(std::string(buf, 3), "new");
+		EXPECT_EQ(rawstore_stat(st, "c", "a", 1, &s), -ENOENT);
+		EXPECT_EQ(Read("d", "a", 0, 200000), a);
+		EXPECT_EQ(rawstore_omap_get(st, "d", "a", 1, "k", 1, buf, sizeof(buf)), 1);
+		EXPECT_EQ(lc, std::vector<std::string>{ "live" });
+		EXPECT_EQ(ld, std::vector<std::string>{ "a" });
+		/* the old live object's 74 units are free, only the new ones used */
+		EXPECT_EQ(Statfs().allocated, 200704u + 102400u);
+	} else {
+		EXPECT_EQ(Read("c", "live", 0, 400000), live);
+		EXPECT_EQ(rawstore_getattr(st, "c", "live", 4, "etag", buf, sizeof(buf)), 3);
+		EXPECT_EQ(std::string(buf, 3), "old");
+		EXPECT_EQ(Read("c", "a", 0, 200000), a);
+		EXPECT_EQ(rawstore_omap_get(st, "c", "a", 1, "k", 1, buf, sizeof(buf)), 1);
+		EXPECT_EQ(rawstore_stat(st, "d", "a", 1, &s), -ENOENT);
+		EXPECT_EQ(lc, only ? (std::vector<std::string>{ "a", "live", "tmp" })
+				   : (std::vector<std::string>{ "a", "live" }));
+		EXPECT_EQ(ld, std::vector<std::string>{});
+		EXPECT_EQ(Statfs().allocated, alloc0);
+	}
+	EXPECT_EQ(rawstore_stat(st, "c", "tmp", 3, &s), applied || !only ? -ENOENT : 0);
+	EXPECT_EQ(Statfs().objects, applied || !only ? 2u : 3u);
+	ExpectClean();
+	/* the store keeps working: the object moves back */
+	t = T();
+	rawstore_txn_rename(t, applied ? "d" : "c", "a", 1, "c", "back", 4);
+	ASSERT_EQ(Submit(t), 0) << rawstore_errmsg();
+	EXPECT_EQ(Read("c", "back", 0, 200000), a);
+	ExpectClean();
+}
+
+INSTANTIATE_TEST_SUITE_P(WritePath, RenameCrashTest,
+			 ::testing::Values(RS_CRASH_MID_DATA, RS_CRASH_BEFORE_FLUSH,
+					   RS_CRASH_DROP_UNFLUSHED, RS_CRASH_BEFORE_COMMIT,
+					   RS_CRASH_AFTER_COMMIT, RS_CRASH_WRITES_IN_FLIGHT,
+					   RS_CRASH_BEFORE_SYNC,
+					   RS_CRASH_BEFORE_COMMIT | RENAME_ONLY,
+					   RS_CRASH_AFTER_COMMIT | RENAME_ONLY,
+					   RS_CRASH_BEFORE_SYNC | RENAME_ONLY),
+			 rename_point_name);

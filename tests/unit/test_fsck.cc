@@ -763,3 +763,37 @@ TEST_F(FsckTest, LeftoverInFlightRecordIsReported)
 		EXPECT_EQ(pr2.kinds.size(), 0u);
 	}
 }
+
+/* Issue 42: two object records with one object id (what a rename that
+ * left its source behind would make) share attributes and omap: fsck names
+ * both records, even when they hold no data units (inline objects, which
+ * the shared-unit check cannot see), and does not pretend to repair it. */
+TEST_F(FsckTest, TwoRecordsWithOneObjectIdAreCaught)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	ASSERT_EQ(Write("c", "a", 0, "inline"), 0);
+	ASSERT_EQ(Write("c", "b", 0, "other"), 0);
+	ExpectClean();
+	CloseStore();
+	{
+		RawDb db(meta);
+		std::string ka = db.First(std::string("O\0\1c", 4) + "a");
+		ASSERT_EQ(ka, std::string("O\0\1c", 4) + "a");
+		/* "b" becomes a second record of a's object; the count stays 2 */
+		db.Put(std::string("O\0\1c", 4) + "b", db.Get(ka));
+	}
+	ASSERT_EQ(Open(), 0);
+	Problems pr;
+	struct rawstore_fsck_result res;
+	EXPECT_EQ(Fsck(true, false, &pr, &res), -EUCLEAN);
+	EXPECT_EQ(pr.kinds.count(RAWSTORE_FSCK_BAD_MAP), 2u);
+	EXPECT_EQ(pr.kinds.size(), 2u);
+	EXPECT_EQ(pr.objects, (std::vector<std::string>{ "c/a", "c/b" }));
+	EXPECT_NE(pr.messages[0].find("used by more than one object record"), std::string::npos)
+		<< pr.messages[0];
+	EXPECT_EQ(res.errors, 2u);
+	/* repair leaves it (which record owns the attributes is unknown) */
+	Problems pr2;
+	EXPECT_EQ(Fsck(false, true, &pr2, &res), -EUCLEAN);
+	EXPECT_EQ(res.repaired, 0u);
+}

@@ -157,7 +157,7 @@ protected:
 			mm.colls.erase(c);
 			return 0;
 		}
-		if (op < 40) { /* write */
+		if (op < 37) { /* write */
 			uint64_t off = rng(3) ? rng(maxoff) : rng(8) * 4096;
 			size_t len = rng(4) ? rng(20000) + 1 : rng(150000) + 1;
 			std::string d = pattern(len, rng(1000000));
@@ -168,6 +168,23 @@ protected:
 			if (o.data.size() < off + len)
 				o.data.resize(off + len, 0);
 			o.data.replace(off, len, d);
+			return 0;
+		}
+		if (op < 40) { /* rename, into either collection, maybe over an object */
+			const char *dc = colls[rng(2)];
+			std::string d = Name();
+			if (!strcmp(dc, c) && d == n) {
+				int r = rawstore_txn_rename(t, c, n.data(), n.size(), dc,
+							    d.data(), d.size());
+				EXPECT_EQ(r, -EINVAL);
+				return 0;
+			}
+			rawstore_txn_rename(t, c, n.data(), n.size(), dc, d.data(), d.size());
+			if (!cexists || !exists || !mm.colls.count(dc))
+				return -ENOENT;
+			Obj o = std::move(it->second);
+			mm.objs.erase(it);
+			mm.objs[std::make_pair(std::string(dc), d)] = std::move(o);
 			return 0;
 		}
 		if (op < 48) { /* zero */

@@ -7,7 +7,7 @@
  *       mkfs a store on DEV with metadata in META (on the ext4 that shares
  *       the logged device), then submit N transactions generated from SEED
  *       (writes large and small, deferred in-place overwrites, removes,
- *       clones, truncates, omap), with a reclaim every 8. After each
+ *       clones, renames, truncates, omap), with a reclaim every 8. After each
  *       acknowledged transaction i it inserts the mark "ack-i" into the log
  *       of the dm-log-writes device LWNAME ("-": none) and prints "ACK i".
  *       "ack-0" follows mkfs and the collection.
@@ -155,7 +155,7 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 				rawstore_txn_remove(t, COLL, n, strlen(n));
 			memset(o->data, 0, MAXLEN);
 			memset(o, 0, offsetof(struct obj, data));
-		} else if (op < 80) {		/* clone over another object */
+		} else if (op < 76) {		/* clone over another object */
 			int d = (int)rnd(NOBJ);
 			char dn[16];
 
@@ -166,6 +166,19 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 				rawstore_txn_clone(t, COLL, n, strlen(n), dn, strlen(dn));
 			memcpy(m->o[d].data, o->data, MAXLEN);
 			memcpy(&m->o[d], o, offsetof(struct obj, data));
+		} else if (op < 80) {		/* rename over another object, if any */
+			int d = (int)rnd(NOBJ);
+			char dn[16];
+
+			if (d == i)
+				continue;
+			name_of(d, dn);
+			if (t)
+				rawstore_txn_rename(t, COLL, n, strlen(n), COLL, dn, strlen(dn));
+			memcpy(m->o[d].data, o->data, MAXLEN);
+			memcpy(&m->o[d], o, offsetof(struct obj, data));
+			memset(o->data, 0, MAXLEN);
+			memset(o, 0, offsetof(struct obj, data));
 		} else if (op < 88) {		/* truncate */
 			uint64_t sz = rnd(o->len + 1);
 
@@ -560,7 +573,7 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 				rawstore_txn_remove(t, COLL, n, strlen(n));
 			if (m)
 				memset(o, 0, sizeof(*o));
-		} else if (op < 74) {		/* clone over another object */
+		} else if (op < 71) {		/* clone over another object */
 			int d = (int)rnd(CNOBJ);
 			char dn[16];
 
@@ -572,6 +585,20 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 				rawstore_txn_clone(t, COLL, n, strlen(n), dn, strlen(dn));
 			if (m)
 				m->o[d] = *o;
+		} else if (op < 74) {		/* rename over another object, if any */
+			int d = (int)rnd(CNOBJ);
+			char dn[16];
+
+			if (d == j)
+				continue;
+			cname(s, d, dn);
+			ctouch(o, t, n);
+			if (t)
+				rawstore_txn_rename(t, COLL, n, strlen(n), COLL, dn, strlen(dn));
+			if (m) {
+				m->o[d] = *o;
+				memset(o, 0, sizeof(*o));
+			}
 		} else if (op < 84) {		/* truncate */
 			uint64_t sz = rnd(CMAXLEN + 1);
 

@@ -10,8 +10,9 @@
 # loses, reorders and tears its un-synced writes exactly like the data
 # device. t_powercut runs a write-heavy workload on it (mkfs, then PC_TXNS
 # transactions: large writes, deferred small overwrites, removes, clones,
-# truncates, omap, a reclaim every 8) and marks each acknowledgement in the
-# log ("ack-N"; the log is outside the replayed devices).
+# renames, truncates, omap, a reclaim every 8) and marks each
+# acknowledgement in the log ("ack-N"; the log is outside the replayed
+# devices).
 #
 # Cut points are chosen among the log entries after mkfs: just before each
 # flush (the writes of its group completed but are not yet durable), just
