@@ -857,18 +857,148 @@ static int cmd_stat(const struct cmd *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * get -o FILE writes a temporary file beside FILE and renames it over FILE
+ * only once the whole object is written and synced: a failed read (a
+ * missing object, an I/O error, an interrupt) leaves FILE as it was.
+ */
+struct out_file {
+	const char *path;		/* FILE as given */
+	char *tmp;			/* the temporary beside it, NULL: FILE itself */
+	FILE *f;
+};
+
+static int out_open(const struct cmd *c, const char *path, struct out_file *of)
+{
+	static unsigned int seq;
+	struct stat sb;
+	mode_t mode = 0666;		/* as fopen(): less the umask */
+	bool keep_mode = false;
+	size_t len = strlen(path) + 64;
+	int fd = -1, i;
+
+	of->path = path;
+	of->tmp = NULL;
+	of->f = NULL;
+	if (!stat(path, &sb)) {
+		if (!S_ISREG(sb.st_mode)) {
+			/* a device, a pipe: nothing to keep, write it directly */
+			of->f = fopen(path, "w");
+			goto out_opened;
+		}
+		mode = sb.st_mode & 07777;
+		keep_mode = true;
+	}
+	of->tmp = malloc(len);
+	if (!of->tmp) {
+		errno = ENOMEM;
+		goto out_fail;
+	}
+	for (i = 0; fd < 0 && i < 100; i++) {
+		snprintf(of->tmp, len, "%s.rawstore-tmp.%ld.%u", path, (long)getpid(), seq++);
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		goto out_free_tmp;
+	/* The umask applied at open: the replaced file's mode, exactly. */
+	if (keep_mode && fchmod(fd, mode))
+		goto out_unlink_tmp;
+	of->f = fdopen(fd, "w");
+	if (!of->f)
+		goto out_unlink_tmp;
+out_opened:
+	if (of->f)
+		return 0;
+	goto out_fail;
+
+out_unlink_tmp:
+	i = errno;
+	close(fd);
+	unlink(of->tmp);
+	errno = i;
+out_free_tmp:
+	fprintf(stderr, "rawstore %s: %s: cannot create a temporary file beside it: %s\n",
+		c->name, path, strerror(errno));
+	free(of->tmp);
+	of->tmp = NULL;
+	return 1;
+out_fail:
+	fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
+	return 1;
+}
+
+/* Sync the directory holding @path, so that a rename in it is durable. */
+static int sync_dir_of(const char *path)
+{
+	char *d = strdup(path), *slash;
+	int fd, ret = 0;
+
+	if (!d)
+		return -ENOMEM;
+	slash = strrchr(d, '/');
+	if (!slash)
+		strcpy(d, ".");
+	else if (slash == d)
+		d[1] = 0;
+	else
+		*slash = 0;
+	fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(d);
+	return ret;
+}
+
+/* @ok: the data is complete; make it FILE.  Else drop the temporary. */
+static int out_close(const struct cmd *c, struct out_file *of, bool ok)
+{
+	int ret = 0;
+
+	if (ok && (fflush(of->f) || ferror(of->f) || (of->tmp && fsync(fileno(of->f))))) {
+		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, of->path,
+			strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (fclose(of->f) && ok) {
+		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, of->path,
+			strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (!of->tmp)
+		return ret;
+	if (ok && rename(of->tmp, of->path)) {
+		fprintf(stderr, "rawstore %s: renaming %s to %s: %s\n", c->name, of->tmp,
+			of->path, strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (!ok)
+		unlink(of->tmp);
+	else if (sync_dir_of(of->path))
+		fprintf(stderr, "rawstore %s: %s: syncing its directory: %s\n", c->name,
+			of->path, strerror(errno));
+	free(of->tmp);
+	return ret;
+}
+
 static int cmd_cat(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = { { "output", required_argument, 0, 'o' },
 					    HELP_OPTION, { 0, 0, 0, 0 } };
 	const size_t chunk = 1 << 20;
 	const char *coll, *name, *path = NULL;
+	struct out_file of = { NULL, NULL, stdout };
 	struct rawstore *st;
 	uint64_t off = 0;
 	ssize_t n = 0;
-	FILE *out = stdout;
 	char *buf;
-	int o, ret;
+	int o, ret, wret = 0;
 
 	while ((o = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		if (o == 'o')
@@ -884,13 +1014,9 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 		return ret;
 	coll = argv[optind + 2];
 	name = argv[optind + 3];
-	if (path && strcmp(path, "-")) {
-		out = fopen(path, "w");
-		if (!out) {
-			fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
-			rawstore_close(st);
-			return 1;
-		}
+	if (path && strcmp(path, "-") && out_open(c, path, &of)) {
+		rawstore_close(st);
+		return 1;
 	}
 	buf = malloc(chunk);
 	ret = buf ? 0 : -ENOMEM;
@@ -898,24 +1024,31 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 		n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
 		if (n <= 0)
 			break;
-		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+		if (fwrite(buf, 1, (size_t)n, of.f) != (size_t)n) {
+			fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name,
+				path ? path : "stdout", strerror(errno));
+			wret = 1;
 			break;
+		}
 		off += (uint64_t)n;
 	}
 	if (buf && n < 0)
 		ret = (int)n;
 	free(buf);
 	rawstore_close(st);
-	if ((fflush(out) || ferror(out)) && !ret) {
-		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, path ? path : "stdout",
-			strerror(errno));
-		ret = 1;
+	if (of.f == stdout) {
+		if ((fflush(stdout) || ferror(stdout)) && !ret && !wret) {
+			fprintf(stderr, "rawstore %s: writing stdout: %s\n", c->name,
+				strerror(errno));
+			wret = 1;
+		}
+	} else {
+		o = out_close(c, &of, !ret && !wret);
+		wret = wret ? wret : o;
 	}
-	if (out != stdout)
-		fclose(out);
 	if (ret < 0)
 		return object_error(c, argv, coll, name, ret);
-	return ret;
+	return wret;
 }
 
 /* Read all of @fd into *@buf (malloc'd). */
@@ -1324,9 +1457,11 @@ static const struct cmd cmd_table[] = {
 	{ "stat", cmd_stat, "DEV META COLL NAME", "one object's size and allocation", "", NULL },
 	{ "cat", cmd_cat, "[--output FILE] DEV META COLL NAME",
 	  "write an object's data to stdout or FILE",
-	  "  -o, --output FILE write to FILE instead of stdout\n", NULL },
+	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
+	  "                    once the whole object is written)\n", NULL },
 	{ "get", cmd_cat, "[--output FILE] DEV META COLL NAME", "alias of cat",
-	  "  -o, --output FILE write to FILE instead of stdout\n", "cat" },
+	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
+	  "                    once the whole object is written)\n", "cat" },
 	{ "put", cmd_put, POLICY_SYNOPSIS " DEV META COLL NAME [FILE]",
 	  "store FILE (or stdin) as object NAME in one transaction",
 	  POLICY_HELP, NULL },

@@ -538,3 +538,56 @@ TEST_F(CliTest, PutGetRmDumpReclaimPrepare)
 	ASSERT_EQ(Run("version"), 0);
 	EXPECT_EQ(out.rfind("rawstore ", 0), 0u);
 }
+
+/* The names in directory @d, sorted. */
+static std::string dir_names(const std::string &d)
+{
+	std::string o;
+	sh("ls -A " + d, &o);
+	return o;
+}
+
+/*
+ * Issue 41 item 1: get -o FILE leaves FILE untouched (content and mode)
+ * when the read fails, and leaves no temporary beside it; a read that
+ * succeeds replaces FILE with the object, keeping FILE's mode.
+ */
+TEST_F(CliTest, GetToFileKeepsFileWhenTheReadFails)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(300000, 3), od = tmp.path + "/out", fo = od + "/file";
+	ASSERT_EQ(mkdir(od.c_str(), 0755), 0);
+	{
+		FILE *f = fopen(fo.c_str(), "wb");
+		ASSERT_NE(f, nullptr);
+		fputs("precious\n", f);
+		fclose(f);
+	}
+	ASSERT_EQ(chmod(fo.c_str(), 0640), 0);
+	EXPECT_EQ(Run("get -o " + fo + " " + DM() + " c missing"), 1) << out;
+	EXPECT_NE(out.find("object c/missing: "), std::string::npos) << out;
+	EXPECT_EQ(slurp_file(fo), "precious\n");
+	EXPECT_EQ(dir_names(od), "file\n");
+	EXPECT_EQ(Run("cat --output " + fo + " " + DM() + " c missing"), 1) << out;
+	EXPECT_EQ(slurp_file(fo), "precious\n");
+
+	ASSERT_EQ(Run("put " + DM() + " c o < /dev/null"), 0) << out;
+	std::string fi = tmp.path + "/in";
+	{
+		FILE *f = fopen(fi.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + fi), 0) << out;
+	ASSERT_EQ(Run("get -o " + fo + " " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(fo) == d);
+	struct stat sb;
+	ASSERT_EQ(stat(fo.c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_mode & 07777, 0640u);
+	EXPECT_EQ(dir_names(od), "file\n");
+	/* a new FILE is created; a FILE in a missing directory is an error */
+	ASSERT_EQ(Run("get -o " + od + "/new " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(od + "/new") == d);
+	EXPECT_EQ(Run("get -o " + od + "/no/such " + DM() + " c o"), 1) << out;
+	EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
+}
