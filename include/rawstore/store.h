@@ -184,6 +184,13 @@ struct rawstore_open_opts {
 	 * sync overwrites allocated blocks instead of extending a file.  0
 	 * (default) off; the device journal ignores it. */
 	int32_t rocksdb_wal_recycle;
+	/* 1: when neither superblock copy on the device is usable (both
+	 * missing, or corrupt) and the metadata holds its copy (written at
+	 * mkfs), open with that copy, once it is verified against the device
+	 * (geometry, size); rawstore_fsck() with repair then rewrites both
+	 * device copies.  0 (default): such an open fails with -EUCLEAN and
+	 * a message naming 'rawstore fsck --repair'. */
+	int repair_super;
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -194,8 +201,9 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o);
  * NULL.  The device is opened O_DIRECT|O_EXCL and locked; a second opener
  * gets -EBUSY (read-only openers share a lock that excludes writers).
  * Errors: -ENOENT missing device or metadata, -ENOTBLK not a device or
- * file, -EMEDIUMTYPE no rawstore superblock, -EUCLEAN both superblock
- * copies corrupt or corrupt metadata, -EPROTO newer format version, -ENXIO
+ * file, -EMEDIUMTYPE no rawstore superblock (and none in the metadata),
+ * -EUCLEAN both superblock copies corrupt or missing while the metadata
+ * holds a copy (see repair_super), or corrupt metadata, -EPROTO newer format version, -ENXIO
  * device smaller than recorded, -EXDEV uuid mismatch between device and
  * metadata, -EBUSY already open, -ENODEV the requested I/O engine is not
  * available.

@@ -511,6 +511,8 @@ static int cmd_fsck(const struct cmd *c, int argc, char **argv)
 			break;
 		case 'r':
 			o.repair = 1;
+			/* both superblock copies lost: rebuild them from META's */
+			oo.repair_super = 1;
 			break;
 		case 'j':
 			out.json = true;
@@ -1438,7 +1440,9 @@ static const struct cmd cmd_table[] = {
 	{ "fsck", cmd_fsck, "[--deep] [--repair] [--rebuild-freelist] [--json] DEV META",
 	  "check the store (exit status 4 if problems remain)",
 	  "  --deep            read every extent and verify its checksums\n"
-	  "  --repair          return leaked space and delete orphaned records\n"
+	  "  --repair          return leaked space, delete orphaned records, rewrite\n"
+	  "                    damaged superblock copies (from META's copy when both\n"
+	  "                    are lost)\n"
 	  "  --rebuild-freelist  rebuild the free list from the object records\n"
 	  "  --json            print the problems and counts as JSON\n", NULL },
 	{ "statfs", cmd_statfs, "[--json] DEV META",

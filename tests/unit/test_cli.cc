@@ -413,11 +413,14 @@ TEST_F(CliTest, BadArgumentsExitTwoWithUsageOnStderr)
 }
 
 /* Issue 10: a device that is not a store: every command that opens one
- * names the device and says it is not a rawstore (exit 1). */
+ * names the device and says it is not a rawstore (exit 1).  Issue 41: with
+ * the metadata of a store (which keeps a copy of its superblock), it may
+ * be that store's device with both superblocks lost: the message says
+ * so, and names fsck --repair and the device path, not mkfs. */
 TEST_F(CliTest, NotAStoreIsNamed)
 {
 	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
-	std::string other = tmp.path + "/zeros";
+	std::string other = tmp.path + "/zeros", nometa = tmp.path + "/nometa";
 	ASSERT_EQ(make_file(other, 16 << 20), 0);
 	const char *cmds[] = { "statfs", "df",	 "info",    "dump",    "ls",
 			       "fsck",	 "reclaim", "prepare", "stat c o", "cat c o",
@@ -426,10 +429,20 @@ TEST_F(CliTest, NotAStoreIsNamed)
 		std::string a = c.substr(0, c.find(' ')), rest;
 		if (c.find(' ') != std::string::npos)
 			rest = c.substr(c.find(' '));
-		EXPECT_EQ(Run(a + " " + other + " " + meta + rest + " < /dev/null"), 1) << c;
+		EXPECT_EQ(Run(a + " " + other + " " + nometa + rest + " < /dev/null"), 1) << c;
 		EXPECT_NE(out.find("rawstore " + a + ": " + other + " is not a rawstore"),
 			  std::string::npos)
 			<< c << ": " << out;
+		EXPECT_EQ(Run(a + " " + other + " " + meta + rest + " < /dev/null"),
+			  a == "fsck" ? 4 : 1)
+			<< c;
+		EXPECT_NE(out.find("both superblock copies are missing, but the metadata in " +
+				   meta + " holds a copy: if this is that store's device, "
+				   "'rawstore fsck --repair' rewrites them"),
+			  std::string::npos)
+			<< c << ": " << out;
+		EXPECT_NE(out.find("check the device path"), std::string::npos) << c << ": " << out;
+		EXPECT_EQ(out.find("create one with"), std::string::npos) << c << ": " << out;
 	}
 	EXPECT_EQ(Run("statfs " + dev + " " + tmp.path + "/nometa"), 1);
 	EXPECT_NE(out.find(dev + ": open: "), std::string::npos) << out;
@@ -590,4 +603,109 @@ TEST_F(CliTest, GetToFileKeepsFileWhenTheReadFails)
 	EXPECT_TRUE(slurp_file(od + "/new") == d);
 	EXPECT_EQ(Run("get -o " + od + "/no/such " + DM() + " c o"), 1) << out;
 	EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
+}
+
+/* Overwrite both superblock copies of @dev: with zeros, or (@flip) one byte
+ * flipped, so the magic stays and the crc fails. */
+static void damage_supers(const std::string &dev, bool flip)
+{
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	for (off_t off : { (off_t)0, (off_t)(512 * 1024) }) {
+		char b[4096];
+		ASSERT_EQ(pread(fd, b, sizeof(b), off), (ssize_t)sizeof(b));
+		if (flip)
+			b[40] ^= 1;
+		else
+			memset(b, 0, sizeof(b));
+		ASSERT_EQ(pwrite(fd, b, sizeof(b), off), (ssize_t)sizeof(b));
+	}
+	close(fd);
+}
+
+/*
+ * Issue 41 item 2: with both device superblock copies gone (zeroed) or
+ * corrupt (magic right, crc wrong), commands point at fsck --repair, never
+ * at mkfs; fsck --repair rewrites both copies from META's copy, and every
+ * object reads back byte for byte.
+ */
+TEST_F(CliTest, FsckRepairRebuildsLostSuperblocksFromMeta)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::vector<std::string> data = { pattern(3 << 20, 1), pattern(100, 2),
+					   pattern(100000, 3), pattern(65536, 4) };
+	for (size_t i = 0; i < data.size(); i++) {
+		std::string f = tmp.path + "/in";
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(data[i].data(), 1, data[i].size(), fp);
+		fclose(fp);
+		ASSERT_EQ(Run("put " + DM() + " c o" + std::to_string(i) + " " + f), 0) << out;
+	}
+	for (bool flip : { false, true }) {
+		SCOPED_TRACE(flip ? "crc wrong" : "zeroed");
+		damage_supers(dev, flip);
+		EXPECT_EQ(Run("statfs " + DM()), 1) << out;
+		EXPECT_NE(out.find("'rawstore fsck --repair'"), std::string::npos) << out;
+		EXPECT_EQ(out.find("create one with"), std::string::npos) << out;
+		EXPECT_EQ(Run("fsck " + DM()), 4) << out;
+		EXPECT_NE(out.find("fsck --repair"), std::string::npos) << out;
+		ASSERT_EQ(Run("fsck --repair " + DM()), 0) << out;
+		EXPECT_NE(out.find("(repaired): primary superblock copy is damaged or stale"),
+			  std::string::npos)
+			<< out;
+		EXPECT_NE(out.find("(repaired): backup superblock copy is damaged or stale"),
+			  std::string::npos)
+			<< out;
+		ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+		EXPECT_NE(out.find("4 objects"), std::string::npos) << out;
+		EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+		for (size_t i = 0; i < data.size(); i++) {
+			ASSERT_EQ(RunOut("get " + DM() + " c o" + std::to_string(i)), 0);
+			EXPECT_TRUE(out == data[i]) << "object " << i << " differs";
+		}
+	}
+}
+
+/* Issue 41 item 2: META's copy is not written to a device it does not fit
+ * (here one smaller than the store): fsck --repair refuses, saying so, and
+ * writes nothing. */
+TEST_F(CliTest, FsckRepairRefusesASuperblockCopyThatDoesNotFit)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	damage_supers(dev, false);
+	ASSERT_EQ(truncate(dev.c_str(), 32 << 20), 0);
+	std::string before = file_bytes(dev);
+	EXPECT_EQ(Run("fsck --repair " + DM()), 1) << out;
+	EXPECT_NE(out.find("does not fit this device"), std::string::npos) << out;
+	EXPECT_NE(out.find("made for 67108864"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(dev) == before);
+}
+
+/* Issue 41 item 2: META's superblock copy is written only to the store's
+ * own device: on another device of the same size (here all zeros) the
+ * objects' checksums do not match, so fsck --repair writes nothing at all
+ * (not even the open's own writes) and says why (exit 4). */
+TEST_F(CliTest, FsckRepairLeavesAnotherDeviceAlone)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string f = tmp.path + "/in", other = tmp.path + "/other";
+	{
+		std::string d = pattern(200000, 9);
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(make_file(other, 64 << 20), 0);
+	std::string before = file_bytes(other);
+	EXPECT_EQ(Run("fsck --repair " + other + " " + meta), 4) << out;
+	EXPECT_NE(out.find("the metadata's copy is not used: 49 checksum blocks of object data "
+			   "on " + other + " do not match the metadata in " + meta +
+			   "; is this the store's device? Nothing was written"),
+		  std::string::npos)
+		<< out;
+	EXPECT_EQ(out.find("(repaired)"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(other) == before) << "fsck wrote to another device";
+	/* the store itself is untouched and still clean */
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
 }
