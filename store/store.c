@@ -3,13 +3,17 @@
  * store.c: the store's lifecycle: mkfs, the superblock, open (load, replay,
  * start the commit thread), close, and the queries (statfs, info, perf).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <blkid/blkid.h>
 
 #include "commit.h"
 #include "debug.h"
@@ -256,6 +260,80 @@ static int mkfs_super(struct rs_disk_super *sb, const struct rawstore_mkfs_opts 
 	return 0;
 }
 
+/*
+ * Like mkfs.ext4: refuse a device that holds a file system, a partition
+ * table or another signature libblkid knows.  0 if none was found,
+ * -EEXIST if one was, -errno if the probe failed (all with a message).
+ */
+static int mkfs_check_signatures(const char *dev)
+{
+	const char *type = NULL, *what = "file system";
+	blkid_probe pr;
+	int ret;
+
+	errno = 0;
+	pr = blkid_new_probe_from_filename(dev);
+	if (!pr) {
+		ret = errno ? -errno : -EIO;
+		return rs_err(NULL, ret, "mkfs: %s: cannot probe for existing signatures", dev);
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	ret = blkid_do_safeprobe(pr);
+	if (ret == 0) {
+		if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+			what = "partition table";
+		} else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
+			type = "unknown";
+			what = "signature";
+		}
+	} else if (ret == -2) {
+		type = "ambiguous";
+		what = "set of signatures";
+	}
+	if (type)
+		ret = rs_err(NULL, -EEXIST, "mkfs: %s holds a %s (%s)", dev, what, type);
+	else if (ret < 0)
+		ret = rs_err(NULL, -EIO, "mkfs: %s: probing for existing signatures failed", dev);
+	else
+		ret = 0;
+	blkid_free_probe(pr);
+	return ret;
+}
+
+/* The metadata directory must be absent or empty: 0, -EEXIST, -ENOTDIR. */
+static int mkfs_check_meta_dir(const char *meta_dir)
+{
+	char cur[4096];
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(cur, sizeof(cur), "%s/CURRENT", meta_dir);
+	if (!stat(cur, &sb))
+		return rs_err(NULL, -EEXIST, "mkfs: %s already holds a database (a store's "
+			      "metadata)", meta_dir);
+	d = opendir(meta_dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return rs_err(NULL, -errno, "mkfs: %s: cannot read the metadata directory",
+			      meta_dir);
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ret = rs_err(NULL, -EEXIST, "mkfs: %s is not empty (it holds '%s')",
+				     meta_dir, e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *uo)
 {
 	struct rawstore_mkfs_opts o;
@@ -308,15 +386,20 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 			     (unsigned long long)g->size);
 		goto out_close_dev;
 	}
+	/* Nothing is written before these: without force, nothing is lost. */
 	if (!o.force) {
 		if ((!super_read(d, RS_SB_PRIMARY_OFFSET, &old) &&
 		     le64toh(old.magic) == RS_SB_MAGIC) ||
 		    (!super_read(d, RS_SB_BACKUP_OFFSET, &old) &&
 		     le64toh(old.magic) == RS_SB_MAGIC)) {
-			ret = rs_err(NULL, -EEXIST, "mkfs: %s already holds a rawstore "
-				     "(use force to overwrite)", dev);
+			ret = rs_err(NULL, -EEXIST, "mkfs: %s already holds a rawstore", dev);
 			goto out_close_dev;
 		}
+		ret = mkfs_check_signatures(dev);
+		if (!ret)
+			ret = mkfs_check_meta_dir(meta_dir);
+		if (ret)
+			goto out_close_dev;
 	} else {
 		meta_destroy(meta_dir);
 	}
@@ -336,8 +419,7 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	ret = meta_open(NULL, meta_dir, true, &m);
 	if (ret) {
 		if (ret == -EEXIST)
-			rs_err(NULL, ret, "mkfs: %s already holds a database (use force)",
-			       meta_dir);
+			rs_err(NULL, ret, "mkfs: %s already holds a database", meta_dir);
 		goto out_close_dev;
 	}
 	ret = mkfs_meta(m, &sb, data_start, size, &pol, zeroed);

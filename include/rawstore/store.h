@@ -36,7 +36,9 @@ struct rawstore_mkfs_opts {
 					 * bytes, default 4096, 0 disables */
 	uint32_t reserved0;
 	uint64_t device_size;		/* bytes to use, 0 = the whole device */
-	int force;			/* overwrite an existing store */
+	int force;			/* overwrite a store, file system or partition
+					 * table on the device, and a non-empty
+					 * meta_dir */
 	/* Space policy (docs/API.md, "Space policies"); 0 = probe the device. */
 	int zero_policy;		/* enum rawstore_zero_policy */
 	int punch_policy;		/* enum rawstore_punch_policy */
@@ -104,11 +106,16 @@ void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
 /*
  * Create a store on @dev with metadata in directory @meta_dir (created if
  * missing; must be empty or absent unless force).  @o may be NULL.
+ * Without force, mkfs refuses, before it writes anything, a device that
+ * holds a rawstore superblock or a file system, partition table or other
+ * signature libblkid knows (as mkfs.ext4 does), and a @meta_dir that is
+ * not empty: -EEXIST, rawstore_errmsg() naming what was found ("holds a
+ * file system (ext4)").  force overwrites all of them.
  * Errors: -EINVAL bad options or a device whose logical block exceeds
  * 4096 bytes (refused before anything is created), -ENOTBLK @dev is
- * neither a block device nor a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
- * rawstore superblock or @meta_dir a database (pass force), -EBUSY in use,
- * or an I/O error.
+ * neither a block device nor a regular file, -ENOSPC device too small,
+ * -EEXIST as above, -ENOTDIR @meta_dir is not a directory, -EBUSY in use,
+ * or an I/O error (also when the signature probe fails).
  */
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *o);
 

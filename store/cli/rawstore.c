@@ -19,8 +19,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <blkid/blkid.h>
-
 #include "rawstore/rawstore.h"
 
 struct cmd {
@@ -189,52 +187,6 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 	if (!ret)
 		*out = (uint32_t)v;
 	return ret;
-}
-
-/*
- * Like mkfs.ext4: refuse a device that holds a file system, a partition
- * table or another known signature unless --force.  0 if none was found,
- * 1 if one was (message printed), -errno if the probe failed.
- */
-static int check_signatures(const char *dev)
-{
-	const char *type = NULL, *what = "file system";
-	blkid_probe pr;
-	int ret;
-
-	pr = blkid_new_probe_from_filename(dev);
-	if (!pr) {
-		ret = errno ? -errno : -EIO;
-		fprintf(stderr, "rawstore mkfs: %s: cannot probe for existing signatures: %s\n",
-			dev, strerror(-ret));
-		return ret;
-	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
-	ret = blkid_do_safeprobe(pr);
-	if (ret == 0) {
-		if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
-			what = "partition table";
-		} else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
-			type = "unknown";
-			what = "signature";
-		}
-	} else if (ret == -2) {
-		type = "ambiguous";
-		what = "set of signatures";
-	}
-	if (type)
-		fprintf(stderr, "rawstore mkfs: %s holds a %s (%s); use --force to overwrite "
-			"it\n", dev, what, type);
-	else if (ret < 0)
-		fprintf(stderr, "rawstore mkfs: %s: probing for existing signatures failed\n",
-			dev);
-	blkid_free_probe(pr);
-	if (type)
-		return 1;
-	return ret < 0 ? -EIO : 0;
 }
 
 static void json_str(const void *p, size_t len)
@@ -440,12 +392,17 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 	ret = want_args(c, argc, argv, 2, 2);
 	if (ret)
 		return ret;
-	if (!o.force) {
-		ret = check_signatures(argv[optind]);
-		if (ret)
-			return 1;
-	}
+	/* The library refuses a device holding a store, a file system or a
+	 * partition table, and a non-empty META, unless force. */
 	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
+	if (ret == -EEXIST) {
+		const char *m = rawstore_errmsg();
+
+		if (!strncmp(m, "mkfs: ", 6))
+			m += 6;
+		fprintf(stderr, "rawstore %s: %s; use --force to overwrite it\n", c->name, m);
+		return 1;
+	}
 	if (ret)
 		return fail_dev(c, argv[optind], NULL, ret);
 	printf("created rawstore on %s (metadata in %s, journal %s)\n", argv[optind],
@@ -1436,7 +1393,8 @@ static const struct cmd cmd_table[] = {
 	  "  --journal-size N  the device journal's bytes (default 1/64 of DEV,\n"
 	  "                    4m to 256m)\n"
 	  POLICY_HELP
-	  "  -f, --force       overwrite an existing store or another signature\n", NULL },
+	  "  -f, --force       overwrite an existing store, file system or partition\n"
+	  "                    table on DEV, and a META that is not empty\n", NULL },
 	{ "fsck", cmd_fsck, "[--deep] [--repair] [--rebuild-freelist] [--json] DEV META",
 	  "check the store (exit status 4 if problems remain)",
 	  "  --deep            read every extent and verify its checksums\n"
