@@ -158,3 +158,34 @@ TEST_F(MkfsTest, RefusesANonEmptyMetaDirUnlessForced)
 	EXPECT_EQ(rawstore_close(st), 0);
 }
 
+/* examples/embed.c given a device and a metadata directory opens the store
+ * there and keeps what it holds; it made a new store only where there was
+ * none (it used to force mkfs over whatever was there). */
+TEST_F(MkfsTest, EmbedExampleKeepsAnExistingStore)
+{
+	ASSERT_EQ(Mkfs(false), 0) << rawstore_errmsg();
+	struct rawstore *st;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), 0);
+	struct rawstore_txn *t;
+	ASSERT_EQ(rawstore_txn_new(&t), 0);
+	rawstore_txn_coll_create(t, "keep");
+	rawstore_txn_write(t, "keep", "x", 1, 0, "kept", 4);
+	ASSERT_EQ(rawstore_submit(st, t), 0);
+	rawstore_txn_free(t);
+	ASSERT_EQ(rawstore_close(st), 0);
+	std::string cmd = std::string(RAWSTORE_EXAMPLE) + " " + dev + " " + meta + " >/dev/null";
+	for (int run = 0; run < 2; run++)
+		ASSERT_EQ(system(cmd.c_str()), 0) << "run " << run;
+	ASSERT_EQ(rawstore_open(dev.c_str(), meta.c_str(), nullptr, &st), 0);
+	char b[8];
+	EXPECT_EQ(rawstore_read(st, "keep", "x", 1, 0, b, sizeof(b)), 4);
+	EXPECT_EQ(std::string(b, 4), "kept");
+	EXPECT_EQ(rawstore_read(st, "photos", "cat.jpg", 7, 0, b, sizeof(b)), 4);
+	EXPECT_EQ(rawstore_close(st), 0);
+
+	/* an empty device: the example makes the store itself */
+	std::string d2 = tmp.path + "/dev2", m2 = tmp.path + "/meta2";
+	ASSERT_EQ(make_file(d2, 64 << 20), 0);
+	cmd = std::string(RAWSTORE_EXAMPLE) + " " + d2 + " " + m2 + " >/dev/null";
+	ASSERT_EQ(system(cmd.c_str()), 0);
+}
