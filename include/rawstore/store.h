@@ -361,6 +361,11 @@ struct rawstore_space_opts {
 					 * store opened read-only is fine */
 	rawstore_progress_fn progress;	/* NULL: none */
 	void *progress_arg;
+	/* NULL, or a flag (a signal handler's, say) read before each round
+	 * and while waiting for the rate: once it is nonzero the call stops
+	 * at the end of the round in progress and returns the bytes done,
+	 * leaving the store as consistent as a finished call would. */
+	const volatile int *stop;
 };
 
 /* Fill @o with defaults (everything, no rate limit, no callback). */

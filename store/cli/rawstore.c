@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -31,6 +33,52 @@ struct cmd {
 };
 
 static const struct cmd *commands(void);
+
+/*
+ * SIGINT and SIGTERM set this flag (the signal's number) and nothing else:
+ * the long loops (reclaim and prepare rounds, reading put's input, writing
+ * get's output) check it and stop, the store is closed as after a
+ * finished command, and main() exits 130 or 143 as a shell reports a
+ * process the signal killed.
+ */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: a blocked read of stdin returns EINTR and looks */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/*
+ * rawstore_open() with SIGINT and SIGTERM blocked: the store's threads
+ * start with the signals blocked (a new thread inherits the mask), so the
+ * handler runs on this thread and never interrupts a system call of theirs.
+ */
+static int open_masked(const char *dev, const char *meta, const struct rawstore_open_opts *o,
+		       struct rawstore **st)
+{
+	sigset_t set, old;
+	int ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	ret = rawstore_open(dev, meta, o, st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
 
 #define POLICY_SYNOPSIS \
 	"[--zero-policy auto|prepare|pad] [--punch-policy operator|background|inline]"
@@ -65,7 +113,8 @@ static void print_usage(FILE *f)
 		   "the metadata (RocksDB).\n"
 		   "sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
 		   "exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
-		   "             found the store corrupt)\n");
+		   "             found the store corrupt), 130/143 stopped by SIGINT/SIGTERM\n"
+		   "             (the store closed cleanly)\n");
 }
 
 static int cmd_help(const struct cmd *c)
@@ -260,7 +309,7 @@ static int opt_open_policy(const struct cmd *c, int o, struct rawstore_open_opts
 static int open_store(const struct cmd *c, char **argv, const struct rawstore_open_opts *o,
 		      struct rawstore **st)
 {
-	int ret = rawstore_open(argv[optind], argv[optind + 1], o, st);
+	int ret = open_masked(argv[optind], argv[optind + 1], o, st);
 
 	return ret ? fail_dev(c, argv[optind], "open", ret) : 0;
 }
@@ -488,7 +537,7 @@ static int cmd_fsck(const struct cmd *c, int argc, char **argv)
 		return ret;
 	/* a check that changes nothing needs no write access */
 	oo.read_only = !o.repair && !oo.rebuild_freelist;
-	ret = rawstore_open(argv[optind], argv[optind + 1], &oo, &st);
+	ret = open_masked(argv[optind], argv[optind + 1], &oo, &st);
 	if (ret) {
 		fail_dev(c, argv[optind], "open", ret);
 		/* the store is corrupt: that is a finding, not an operational error */
@@ -979,7 +1028,7 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 	}
 	buf = malloc(chunk);
 	ret = buf ? 0 : -ENOMEM;
-	while (buf) {
+	while (buf && !interrupted) {
 		n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
 		if (n <= 0)
 			break;
@@ -1002,7 +1051,7 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 			wret = 1;
 		}
 	} else {
-		o = out_close(c, &of, !ret && !wret);
+		o = out_close(c, &of, !ret && !wret && !interrupted);
 		wret = wret ? wret : o;
 	}
 	if (ret < 0)
@@ -1032,7 +1081,7 @@ static int slurp(int fd, char **buf, size_t *len)
 			cap *= 2;
 		}
 		r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !interrupted)
 			continue;
 		if (r < 0) {
 			free(b);
@@ -1105,6 +1154,10 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	ret = slurp(fd, &data, &len);
 	if (fd)
 		close(fd);
+	if (interrupted) {
+		free(data);
+		return 1;	/* nothing written; main() says so */
+	}
 	if (ret) {
 		fprintf(stderr, "rawstore %s: reading %s: %s\n", c->name,
 			strcmp(path, "-") ? path : "stdin", strerror(-ret));
@@ -1139,6 +1192,8 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	if (ret) {
 		fail_dev(c, argv[optind], "building the transaction", ret);
 		ret = 1;
+	} else if (interrupted) {
+		ret = 1;	/* not submitted: nothing written */
 	} else {
 		ret = submit(c, argv, st, t);
 	}
@@ -1191,7 +1246,7 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 	if (ret < 0) {
 		fail_dev(c, argv[optind], "building the transaction", ret);
 		ret = 1;
-	} else if (!ret) {
+	} else if (!ret && !interrupted) {
 		ret = submit(c, argv, st, t);
 	}
 	rawstore_txn_free(t);
@@ -1315,6 +1370,7 @@ static int cmd_run(const struct cmd *c, int argc, char **argv, bool reclaim)
 		so.progress = progress_cb;
 		so.progress_arg = &pr;
 	}
+	so.stop = &interrupted;
 	oo.read_only = so.dry_run && !oo.zero_policy && !oo.punch_policy;
 	ret = open_store(c, argv, &oo, &st);
 	if (ret)
@@ -1448,6 +1504,7 @@ int main(int argc, char **argv)
 {
 	static char prog[64];
 	const struct cmd *c;
+	int ret;
 
 	if (argc < 2) {
 		fprintf(stderr, "rawstore: no command given\n");
@@ -1474,5 +1531,13 @@ int main(int argc, char **argv)
 	snprintf(prog, sizeof(prog), "rawstore %s", c->name);
 	argv[1] = prog;
 	optind = 1;
-	return c->fn(c, argc - 1, argv + 1);
+	signals_install();
+	ret = c->fn(c, argc - 1, argv + 1);
+	if (interrupted) {
+		/* every command closed the store before returning */
+		fprintf(stderr, "rawstore %s: interrupted by %s; the store was closed cleanly\n",
+			c->name, interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + interrupted;
+	}
+	return ret;
 }

@@ -1,5 +1,6 @@
 // Checks the rawstore command: mkfs (and its refusal), statfs/info/fsck in
 // human and JSON form, ls/stat/cat, reclaim, and its exit codes.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -679,6 +680,108 @@ TEST_F(CliTest, FsckRepairRefusesASuperblockCopyThatDoesNotFit)
 	EXPECT_NE(out.find("does not fit this device"), std::string::npos) << out;
 	EXPECT_NE(out.find("made for 67108864"), std::string::npos) << out;
 	EXPECT_TRUE(file_bytes(dev) == before);
+}
+
+/* Start "rawstore @args" with stdout and stderr to @log (and stdin from
+ * @in, if given); its pid. */
+static pid_t spawn_cli(const std::string &args, const std::string &log, const std::string &in = "")
+{
+	std::string cmd = "exec " + std::string(RAWSTORE_CLI) + " " + args + " >" + log + " 2>&1" +
+			  (in.empty() ? "" : " <" + in);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* A number of statfs --json's output. */
+static uint64_t json_u64(const std::string &j, const std::string &key)
+{
+	size_t p = j.find("\"" + key + "\": ");
+	return p == std::string::npos ? UINT64_MAX : strtoull(j.c_str() + p + key.size() + 4,
+							      nullptr, 10);
+}
+
+/*
+ * Issue 41 item 4: SIGINT during a slow reclaim stops it at the end of a
+ * round: exit 130, the store closed cleanly: what was punched is zeroed
+ * free space, the rest still pending punch, nothing left in flight or
+ * turned dirty; fsck finds nothing.
+ */
+TEST_F(CliTest, SigintStopsReclaimAndClosesTheStore)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string f = tmp.path + "/in", log = tmp.path + "/log";
+	{
+		std::string d = pattern(16 << 20, 5);
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c big " + f), 0) << out;
+	ASSERT_EQ(Run("rm " + DM() + " c big"), 0) << out;
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	std::string before = out;
+	ASSERT_EQ(json_u64(before, "unpunched"), 16u << 20) << before;
+
+	/* 1 MiB/s: 16 s for all of it; stop it after two rounds */
+	pid_t pid = spawn_cli("reclaim --progress --rate 1m " + DM(), log);
+	ASSERT_GT(pid, 0);
+	for (int i = 0; i < 200; i++) {
+		std::string l = slurp_file(log);
+		size_t first = l.find("reclaim: ");
+		if (first != std::string::npos && l.find("reclaim: ", first + 1) != std::string::npos)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(kill(pid, SIGINT), 0);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	std::string l = slurp_file(log);
+	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
+	EXPECT_EQ(WEXITSTATUS(status), 130) << l;
+	EXPECT_NE(l.find("interrupted by SIGINT; the store was closed cleanly"), std::string::npos)
+		<< l;
+
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	uint64_t punched = json_u64(before, "unpunched") - json_u64(out, "unpunched");
+	EXPECT_GT(punched, 0u) << out;
+	EXPECT_GT(json_u64(out, "unpunched"), 0u) << "it was not stopped: " << out;
+	EXPECT_NE(l.find("punched " + std::to_string(punched) + " bytes"), std::string::npos) << l;
+	EXPECT_EQ(json_u64(out, "free"), json_u64(before, "free"));
+	EXPECT_EQ(json_u64(out, "zeroed"), json_u64(before, "zeroed") + punched) << out;
+	EXPECT_EQ(json_u64(out, "dirty"), json_u64(before, "dirty") - punched) << out;
+	EXPECT_EQ(json_u64(out, "in_flight"), 0u) << out;
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
+	EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+}
+
+/* Issue 41 item 4: SIGTERM while put waits for its input: exit 143,
+ * nothing written, the store closed. */
+TEST_F(CliTest, SigtermStopsPutReadingStdin)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string fifo = tmp.path + "/fifo", log = tmp.path + "/log";
+	ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+	pid_t pid = spawn_cli("put " + DM() + " c o", log, fifo);
+	ASSERT_GT(pid, 0);
+	int wfd = open(fifo.c_str(), O_WRONLY);	/* waits for the reader */
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(write(wfd, "some", 4), 4);
+	usleep(200000);
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	close(wfd);
+	std::string l = slurp_file(log);
+	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
+	EXPECT_EQ(WEXITSTATUS(status), 143) << l;
+	EXPECT_NE(l.find("interrupted by SIGTERM"), std::string::npos) << l;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, "");
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
 }
 
 /* Issue 41 item 2: META's superblock copy is written only to the store's
