@@ -1098,17 +1098,55 @@ static int slurp(int fd, char **buf, size_t *len)
 	return -ENOMEM;
 }
 
-/* Submit @t; on failure say which operation and why. */
-static int submit(const struct cmd *c, char **argv, struct rawstore *st, struct rawstore_txn *t)
+/* Submit @t; on failure say which operation and why (*@err: the -errno). */
+static int submit(const struct cmd *c, char **argv, struct rawstore *st, struct rawstore_txn *t,
+		  int *err)
 {
 	int ret = rawstore_submit(st, t);
 
+	if (err)
+		*err = ret;
 	if (!ret)
 		return 0;
 	fprintf(stderr, "rawstore %s: %s: transaction refused (operation %d): %s%s%s\n", c->name,
 		argv[optind], rawstore_txn_failed_op(t), rawstore_strerror(ret),
 		*rawstore_txn_errmsg(t) ? ": " : "", rawstore_txn_errmsg(t));
 	return 1;
+}
+
+/*
+ * put found no room: say what the new copy needs and what is free.  The
+ * old copy of a replaced object is freed by the same transaction, so it is
+ * still allocated while the new one is: replacing needs room for the
+ * whole new copy.
+ */
+static void put_enospc(const struct cmd *c, char **argv, struct rawstore *st,
+		       const char *coll, const char *name, size_t len, uint64_t old_alloc)
+{
+	struct rawstore_statfs sf = { .struct_size = sizeof(sf) };
+	struct rawstore_info i = { .struct_size = sizeof(i) };
+	uint64_t need;
+	char h[32], f[32], o[32];
+
+	if (rawstore_statfs(st, &sf) || rawstore_get_info(st, &i))
+		return;
+	need = len <= i.inline_max ? 0 :
+	       (len + sf.min_alloc_size - 1) / sf.min_alloc_size * sf.min_alloc_size;
+	human(need, h, sizeof(h));
+	human(sf.free, f, sizeof(f));
+	fprintf(stderr, "rawstore %s: %s: %s/%s needs %" PRIu64 " bytes (%s) of free space for "
+		"its data; %" PRIu64 " bytes (%s) are free", c->name, argv[optind], coll, name,
+		need, h, sf.free, f);
+	if (old_alloc) {
+		human(old_alloc, o, sizeof(o));
+		fprintf(stderr, "; the copy it replaces (%" PRIu64 " bytes, %s) is freed only "
+			"when the new one is written, so a replacement needs room for the whole "
+			"new copy", old_alloc, o);
+	}
+	if (need <= sf.free)
+		fprintf(stderr, "; the device itself refused the space (a full thin pool, or "
+			"the file system under a store file is full)");
+	fputc('\n', stderr);
 }
 
 static int cmd_put(const struct cmd *c, int argc, char **argv)
@@ -1122,7 +1160,8 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	const char *coll, *name, *path = "-";
 	char *data = NULL;
 	size_t len = 0, off;
-	int o, fd = 0, ret;
+	uint64_t old_alloc = 0;
+	int o, fd = 0, ret, err;
 
 	rawstore_open_opts_init(&oo);
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -1179,8 +1218,10 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 			ret = o;
 	}
 	s.struct_size = sizeof(s);
-	if (!ret && rawstore_stat(st, coll, name, strlen(name), &s) == 0)
+	if (!ret && rawstore_stat(st, coll, name, strlen(name), &s) == 0) {
+		old_alloc = s.allocated;
 		ret = rawstore_txn_remove(t, coll, name, strlen(name));
+	}
 	if (!ret)
 		ret = rawstore_txn_touch(t, coll, name, strlen(name));
 	for (off = 0; !ret && off < len; off += chunk) {
@@ -1195,7 +1236,9 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	} else if (interrupted) {
 		ret = 1;	/* not submitted: nothing written */
 	} else {
-		ret = submit(c, argv, st, t);
+		ret = submit(c, argv, st, t, &err);
+		if (err == -ENOSPC)
+			put_enospc(c, argv, st, coll, name, len, old_alloc);
 	}
 	rawstore_txn_free(t);
 	o = close_store(c, argv[optind], st);
@@ -1247,7 +1290,7 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 		fail_dev(c, argv[optind], "building the transaction", ret);
 		ret = 1;
 	} else if (!ret && !interrupted) {
-		ret = submit(c, argv, st, t);
+		ret = submit(c, argv, st, t, NULL);
 	}
 	rawstore_txn_free(t);
 	o = close_store(c, argv[optind], st);

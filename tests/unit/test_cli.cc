@@ -784,6 +784,43 @@ TEST_F(CliTest, SigtermStopsPutReadingStdin)
 	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
 }
 
+/*
+ * Issue 41 item 5: a replacement that does not fit says what the new copy
+ * needs and what is free, and that the old copy is freed only with the
+ * new one written; the old object is untouched.
+ */
+TEST_F(CliTest, PutWithoutRoomSaysWhatItNeeds)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string a = pattern(36 << 20, 1), b = pattern(36 << 20, 2);
+	std::string fa = tmp.path + "/a", fb = tmp.path + "/b";
+	for (auto &p : { std::make_pair(fa, &a), std::make_pair(fb, &b) }) {
+		FILE *f = fopen(p.first.c_str(), "wb");
+		fwrite(p.second->data(), 1, p.second->size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + fa), 0) << out;
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	uint64_t free_b = json_u64(out, "free");
+	ASSERT_LT(free_b, 36u << 20) << out;
+	EXPECT_EQ(Run("put " + DM() + " c o " + fb), 1) << out;
+	EXPECT_NE(out.find("No space left on device"), std::string::npos) << out;
+	EXPECT_NE(out.find("c/o needs 37748736 bytes (36.0 MiB) of free space for its data; " +
+			   std::to_string(free_b) + " bytes"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("the copy it replaces (37748736 bytes, 36.0 MiB) is freed only when "
+			   "the new one is written"),
+		  std::string::npos)
+		<< out;
+	ASSERT_EQ(RunOut("get " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == a) << "the old object changed";
+	/* a new object that does not fit: no word about a replaced copy */
+	EXPECT_EQ(Run("put " + DM() + " c p " + fb), 1) << out;
+	EXPECT_NE(out.find("c/p needs 37748736 bytes"), std::string::npos) << out;
+	EXPECT_EQ(out.find("replaces"), std::string::npos) << out;
+}
+
 /* Issue 41 item 2: META's superblock copy is written only to the store's
  * own device: on another device of the same size (here all zeros) the
  * objects' checksums do not match, so fsck --repair writes nothing at all
