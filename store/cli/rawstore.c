@@ -159,6 +159,32 @@ static int want_args(const struct cmd *c, int argc, char **argv, int min, int ma
 	return 0;
 }
 
+/*
+ * The collection (argv[optind + 2]) and, with @objects, the object names
+ * after it (up to argv[argc - 1]) of a command, checked before the store
+ * is opened:
+ * a name the store cannot hold is a usage error (exit 2).
+ */
+static int check_names(const struct cmd *c, int argc, char **argv, bool objects)
+{
+	size_t n;
+	int i;
+
+	if (argc - optind < 3)
+		return 0;
+	n = strlen(argv[optind + 2]);
+	if (!n || n > RAWSTORE_COLL_NAME_MAX)
+		return usage_error(c, "collection name must have 1 to %d bytes (it has %zu)",
+				   RAWSTORE_COLL_NAME_MAX, n);
+	for (i = optind + 3; objects && i < argc; i++) {
+		n = strlen(argv[i]);
+		if (!n || n > RAWSTORE_NAME_MAX)
+			return usage_error(c, "object name must have 1 to %d bytes (it has %zu)",
+					   RAWSTORE_NAME_MAX, n);
+	}
+	return 0;
+}
+
 /* An error of the store: name the device and the cause. */
 static int fail_dev(const struct cmd *c, const char *dev, const char *what, int err)
 {
@@ -368,6 +394,11 @@ static int open_report(const struct cmd *c, int argc, char **argv, bool *json,
 	return ret;
 }
 
+static bool pow2_within(uint32_t v, uint32_t min, uint32_t max)
+{
+	return v >= min && v <= max && !(v & (v - 1));
+}
+
 static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -392,10 +423,18 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 		case 'a':
 			if (parse_u32("--min-alloc", optarg, &o.min_alloc_size))
 				return usage_error(c, NULL);
+			if (!pow2_within(o.min_alloc_size, 4096, 16 << 20))
+				return usage_error(c, "--min-alloc %s: the allocation unit must be a "
+						   "power of two, at least 4096 (4k) and at most "
+						   "16777216 (16m)", optarg);
 			break;
 		case 'c':
 			if (parse_u32("--csum-block", optarg, &o.csum_block_size))
 				return usage_error(c, NULL);
+			if (!pow2_within(o.csum_block_size, 512, 16 << 20))
+				return usage_error(c, "--csum-block %s: the checksum block must be a "
+						   "power of two, at least 512 and at most the "
+						   "allocation unit", optarg);
 			break;
 		case 'i':
 			if (parse_u32("--inline-max", optarg, &o.inline_max))
@@ -441,6 +480,9 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 	ret = want_args(c, argc, argv, 2, 2);
 	if (ret)
 		return ret;
+	if (o.csum_block_size > o.min_alloc_size)
+		return usage_error(c, "--csum-block %u is larger than the allocation unit (%u); "
+				   "it must divide it", o.csum_block_size, o.min_alloc_size);
 	/* The library refuses a device holding a store, a file system or a
 	 * partition table, and a non-empty META, unless force. */
 	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
@@ -811,6 +853,8 @@ static int cmd_ls(const struct cmd *c, int argc, char **argv)
 	ret = parse_none(c, argc, argv);
 	if (!ret)
 		ret = want_args(c, argc, argv, 2, 3);
+	if (!ret)
+		ret = check_names(c, argc, argv, false);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	ret = open_store_ro(c, argv, &st);
@@ -847,6 +891,8 @@ static int cmd_stat(const struct cmd *c, int argc, char **argv)
 	ret = parse_none(c, argc, argv);
 	if (!ret)
 		ret = want_args(c, argc, argv, 4, 4);
+	if (!ret)
+		ret = check_names(c, argc, argv, true);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	ret = open_store_ro(c, argv, &st);
@@ -1015,6 +1061,8 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
 	}
 	ret = want_args(c, argc, argv, 4, 4);
+	if (!ret)
+		ret = check_names(c, argc, argv, true);
 	if (ret)
 		return ret;
 	ret = open_store_ro(c, argv, &st);
@@ -1174,12 +1222,12 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 			return ret;
 	}
 	ret = want_args(c, argc, argv, 4, 5);
+	if (!ret)
+		ret = check_names(c, argc - (argc - optind == 5), argv, true);
 	if (ret)
 		return ret;
 	coll = argv[optind + 2];
 	name = argv[optind + 3];
-	if (strlen(name) > RAWSTORE_NAME_MAX || !*name)
-		return usage_error(c, "object name must have 1 to %d bytes", RAWSTORE_NAME_MAX);
 	if (argc - optind == 5)
 		path = argv[optind + 4];
 	/* Read the input first: a bad path changes nothing. */
@@ -1267,6 +1315,8 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 			return ret;
 	}
 	ret = want_args(c, argc, argv, 4, 1 << 20);
+	if (!ret)
+		ret = check_names(c, argc, argv, true);
 	if (ret)
 		return ret;
 	ret = open_store(c, argv, &oo, &st);
@@ -1480,7 +1530,8 @@ static const struct cmd cmd_table[] = {
 	  "[--prealloc none|unwritten|write-zeroes|stale] [--journal device|rocksdb] "
 	  "[--journal-size N] " POLICY_SYNOPSIS " [--force] DEV META",
 	  "create a store",
-	  "  --min-alloc N     allocation unit in bytes (power of two, default 4k)\n"
+	  "  --min-alloc N     allocation unit in bytes (a power of two, 4k to 16m,\n"
+	  "                    default 4k)\n"
 	  "  --csum-block N    checksum block in bytes (divides the unit, default 4k)\n"
 	  "  --inline-max N    objects up to N bytes stay in RocksDB (default 4k, 0 off)\n"
 	  "  --size N          use only the first N bytes of DEV\n"

@@ -821,6 +821,44 @@ TEST_F(CliTest, PutWithoutRoomSaysWhatItNeeds)
 	EXPECT_EQ(out.find("replaces"), std::string::npos) << out;
 }
 
+/*
+ * Issue 41 item 6: an allocation unit that is not a power of two of at
+ * least 4096 bytes, and a collection name the store cannot hold, are
+ * usage errors (exit 2) that say the rule, and change nothing.
+ */
+TEST_F(CliTest, BadUnitsAndLongCollectionNamesAreUsageErrors)
+{
+	for (const char *a : { "3000", "2048", "12k", "32m" }) {
+		EXPECT_EQ(Run(std::string("mkfs --min-alloc ") + a + " " + DM()), 2) << a;
+		EXPECT_NE(out.find(std::string("--min-alloc ") + a +
+				   ": the allocation unit must be a power of two, at least 4096"),
+			  std::string::npos)
+			<< out;
+		EXPECT_NE(out.find("usage: rawstore mkfs"), std::string::npos) << out;
+	}
+	EXPECT_EQ(Run("mkfs --csum-block 3000 " + DM()), 2) << out;
+	EXPECT_NE(out.find("must be a power of two"), std::string::npos) << out;
+	EXPECT_EQ(Run("mkfs --min-alloc 4k --csum-block 8k " + DM()), 2) << out;
+	EXPECT_NE(out.find("it must divide it"), std::string::npos) << out;
+	struct stat sb;
+	EXPECT_NE(stat(meta.c_str(), &sb), 0) << "the metadata dir was created";
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+
+	std::string lc(256, 'c');
+	for (std::string cmd : { "put DM " + lc + " o", "get DM " + lc + " o",
+				 "stat DM " + lc + " o", "rm DM " + lc + " o", "ls DM " + lc }) {
+		cmd.replace(cmd.find("DM"), 2, DM());
+		EXPECT_EQ(Run(cmd + " < /dev/null"), 2) << cmd;
+		EXPECT_NE(out.find("collection name must have 1 to 255 bytes (it has 256)"),
+			  std::string::npos)
+			<< out;
+	}
+	/* 255 bytes is fine */
+	ASSERT_EQ(Run("put " + DM() + " " + std::string(255, 'c') + " o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, std::string(255, 'c') + "\n");
+}
+
 /* Issue 41 item 2: META's superblock copy is written only to the store's
  * own device: on another device of the same size (here all zeros) the
  * objects' checksums do not match, so fsck --repair writes nothing at all
