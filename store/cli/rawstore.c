@@ -1044,21 +1044,38 @@ static int out_close(const struct cmd *c, struct out_file *of, bool ok)
 static int cmd_cat(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = { { "output", required_argument, 0, 'o' },
+					    { "offset", required_argument, 0, 'O' },
+					    { "length", required_argument, 0, 'L' },
 					    HELP_OPTION, { 0, 0, 0, 0 } };
 	const size_t chunk = 1 << 20;
 	const char *coll, *name, *path = NULL;
 	struct out_file of = { NULL, NULL, stdout };
 	struct rawstore *st;
-	uint64_t off = 0;
+	uint64_t off = 0, left = UINT64_MAX;
 	ssize_t n = 0;
 	char *buf;
 	int o, ret, wret = 0;
 
 	while ((o = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
-		if (o == 'o')
+		switch (o) {
+		case 'o':
 			path = optarg;
-		else
-			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
+			break;
+		case 'O':
+			if (parse_size("--offset", optarg, RAWSTORE_OBJECT_MAX, &off))
+				return usage_error(c, NULL);
+			break;
+		case 'L':
+			if (parse_size("--length", optarg, RAWSTORE_OBJECT_MAX, &left))
+				return usage_error(c, NULL);
+			if (!left)
+				return usage_error(c, "--length must be at least 1");
+			break;
+		case 'h':
+			return cmd_help(c);
+		default:
+			return usage_error(c, NULL);
+		}
 	}
 	ret = want_args(c, argc, argv, 4, 4);
 	if (!ret)
@@ -1076,10 +1093,12 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 	}
 	buf = malloc(chunk);
 	ret = buf ? 0 : -ENOMEM;
-	while (buf && !interrupted) {
-		n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
+	while (buf && !interrupted && left) {
+		n = rawstore_read(st, coll, name, strlen(name), off, buf,
+				  (size_t)(left < chunk ? left : chunk));
 		if (n <= 0)
 			break;
+		left -= (uint64_t)n;
 		if (fwrite(buf, 1, (size_t)n, of.f) != (size_t)n) {
 			fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name,
 				path ? path : "stdout", strerror(errno));
@@ -1349,6 +1368,68 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 	return ret ? ret : o;
 }
 
+/* Remove an empty collection, in one transaction. */
+static int cmd_rmcoll(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	struct rawstore_open_opts oo;
+	struct rawstore_txn *t = NULL;
+	struct rawstore *st;
+	const char *coll;
+	int o, ret, err = 0;
+
+	rawstore_open_opts_init(&oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c);
+		ret = opt_open_policy(c, o, &oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = want_args(c, argc, argv, 3, 3);
+	if (!ret)
+		ret = check_names(c, argc, argv, false);
+	if (ret)
+		return ret;
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	ret = rawstore_coll_exists(st, coll);
+	if (ret <= 0) {
+		fprintf(stderr, "rawstore %s: %s: collection %s: %s\n", c->name, argv[optind],
+			coll, rawstore_strerror(ret ? ret : -ENOENT));
+		ret = 1;
+		goto out_close;
+	}
+	ret = rawstore_txn_new(&t);
+	if (!ret)
+		ret = rawstore_txn_coll_remove(t, coll);
+	if (ret) {
+		fail_dev(c, argv[optind], "building the transaction", ret);
+		ret = 1;
+	} else if (!interrupted) {
+		ret = rawstore_submit(st, t);
+		err = ret;
+		if (ret == -ENOTEMPTY)
+			fprintf(stderr, "rawstore %s: %s: collection %s is not empty: remove its "
+				"objects first ('rawstore ls' lists them, 'rawstore rm' removes "
+				"them)\n", c->name, argv[optind], coll);
+		else if (ret)
+			fprintf(stderr, "rawstore %s: %s: removing collection %s: %s\n", c->name,
+				argv[optind], coll, rawstore_strerror(ret));
+		ret = ret ? 1 : 0;
+	}
+	rawstore_txn_free(t);
+out_close:
+	o = close_store(c, argv[optind], st);
+	if (!ret && !o && !err && !interrupted)
+		printf("removed collection %s\n", coll);
+	return ret ? ret : o;
+}
+
 /* ---- reclaim and prepare: progress and summary ---- */
 
 static double now_s(void)
@@ -1567,18 +1648,25 @@ static const struct cmd cmd_table[] = {
 	{ "ls", cmd_ls, "DEV META [COLL]", "list the collections, or the objects of COLL", "",
 	  NULL },
 	{ "stat", cmd_stat, "DEV META COLL NAME", "one object's size and allocation", "", NULL },
-	{ "cat", cmd_cat, "[--output FILE] DEV META COLL NAME",
+	{ "cat", cmd_cat, "[--output FILE] [--offset N] [--length N] DEV META COLL NAME",
 	  "write an object's data to stdout or FILE",
 	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
-	  "                    once the whole object is written)\n", NULL },
-	{ "get", cmd_cat, "[--output FILE] DEV META COLL NAME", "alias of cat",
+	  "                    once the whole object is written)\n"
+	  "  --offset N        start at byte N of the object (default 0)\n"
+	  "  --length N        at most N bytes (default: to the end)\n", NULL },
+	{ "get", cmd_cat, "[--output FILE] [--offset N] [--length N] DEV META COLL NAME",
+	  "alias of cat",
 	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
-	  "                    once the whole object is written)\n", "cat" },
+	  "                    once the whole object is written)\n"
+	  "  --offset N        start at byte N of the object (default 0)\n"
+	  "  --length N        at most N bytes (default: to the end)\n", "cat" },
 	{ "put", cmd_put, POLICY_SYNOPSIS " DEV META COLL NAME [FILE]",
 	  "store FILE (or stdin) as object NAME in one transaction",
 	  POLICY_HELP, NULL },
 	{ "rm", cmd_rm, POLICY_SYNOPSIS " DEV META COLL NAME...",
 	  "remove objects, in one transaction", POLICY_HELP, NULL },
+	{ "rmcoll", cmd_rmcoll, POLICY_SYNOPSIS " DEV META COLL",
+	  "remove an empty collection", POLICY_HELP, NULL },
 	{ "reclaim", cmd_reclaim, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
 	  "punch freed ranges not yet punched (give space back to the device)",
 	  RUN_HELP POLICY_HELP, NULL },

@@ -330,7 +330,7 @@ TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
 
 static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info", "dump",
 					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
-					 "reclaim", "prepare", "version" };
+					 "rmcoll", "reclaim", "prepare", "version" };
 
 static std::string slurp_file(const std::string &p)
 {
@@ -886,4 +886,62 @@ TEST_F(CliTest, FsckRepairLeavesAnotherDeviceAlone)
 	EXPECT_TRUE(file_bytes(other) == before) << "fsck wrote to another device";
 	/* the store itself is untouched and still clean */
 	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+}
+
+/*
+ * Issue 41 item 7: get --offset/--length reads a range: the bytes asked
+ * for, cut at the object's end; an offset past the end gives nothing;
+ * --length 0 and a bad size are usage errors.
+ */
+TEST_F(CliTest, GetReadsARange)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(3 << 20, 4), f = tmp.path + "/in", fo = tmp.path + "/out";
+	{
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(RunOut("get --offset 1000 --length 5000 " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(1000, 5000)) << out.size();
+	/* more than one read (1 MiB each), from an unaligned offset */
+	ASSERT_EQ(RunOut("cat --offset 12345 --length 2m " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(12345, 2 << 20)) << out.size();
+	ASSERT_EQ(RunOut("get --offset 3m " + DM() + " c o"), 0);
+	EXPECT_EQ(out, "");
+	ASSERT_EQ(RunOut("get --offset 3145000 --length 1m " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(3145000)) << out.size();
+	ASSERT_EQ(Run("get -o " + fo + " --length 10 " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(fo) == d.substr(0, 10));
+	EXPECT_EQ(Run("get --length 0 " + DM() + " c o"), 2) << out;
+	EXPECT_NE(out.find("--length must be at least 1"), std::string::npos) << out;
+	EXPECT_EQ(Run("get --offset 1x " + DM() + " c o"), 2) << out;
+	EXPECT_NE(out.find("not a size"), std::string::npos) << out;
+}
+
+/*
+ * Issue 41 item 7: rmcoll removes an empty collection; it refuses one
+ * that holds objects (saying so, removing nothing) and a missing one.
+ */
+TEST_F(CliTest, RmcollRemovesOnlyAnEmptyCollection)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	ASSERT_EQ(Run("put " + DM() + " full o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("put " + DM() + " empty o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("rm " + DM() + " empty o"), 0) << out;
+	EXPECT_EQ(Run("rmcoll " + DM() + " full"), 1) << out;
+	EXPECT_NE(out.find("collection full is not empty: remove its objects first"),
+		  std::string::npos)
+		<< out;
+	EXPECT_EQ(Run("rmcoll " + DM() + " nosuch"), 1) << out;
+	EXPECT_NE(out.find("collection nosuch: "), std::string::npos) << out;
+	ASSERT_EQ(Run("rmcoll " + DM() + " empty"), 0) << out;
+	EXPECT_NE(out.find("removed collection empty"), std::string::npos) << out;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, "full\n");
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	EXPECT_EQ(json_u64(out, "collections"), 1u) << out;
+	EXPECT_EQ(Run("rmcoll " + DM()), 2) << out;
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
 }
