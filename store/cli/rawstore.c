@@ -881,20 +881,44 @@ static int object_error(const struct cmd *c, char **argv, const char *coll, cons
 	return 1;
 }
 
+/* stat --extents: one line per extent; counts the bad checksum blocks. */
+static int print_extent(void *arg, const struct rawstore_extent *e)
+{
+	uint64_t *bad = arg;
+
+	printf("extent offset %" PRIu64 " length %" PRIu64 " device_offset %" PRIu64
+	       " csum_blocks %" PRIu64 " checksums ", e->offset, e->length, e->device_offset,
+	       e->csum_blocks);
+	if (!e->csum_bad)
+		printf("ok\n");
+	else
+		printf("%" PRId64 " bad\n", e->csum_bad);
+	*bad += e->csum_bad > 0 ? (uint64_t)e->csum_bad : 0;
+	return 0;
+}
+
 static int cmd_stat(const struct cmd *c, int argc, char **argv)
 {
+	static const struct option lo[] = { { "extents", no_argument, 0, 'e' }, HELP_OPTION,
+					    { 0, 0, 0, 0 } };
 	struct rawstore_stat s;
 	struct rawstore *st;
 	const char *coll, *name;
-	int ret;
+	bool extents = false;
+	uint64_t bad = 0;
+	int o, ret;
 
-	ret = parse_none(c, argc, argv);
-	if (!ret)
-		ret = want_args(c, argc, argv, 4, 4);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'e')
+			extents = true;
+		else
+			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
+	}
+	ret = want_args(c, argc, argv, 4, 4);
 	if (!ret)
 		ret = check_names(c, argc, argv, true);
 	if (ret)
-		return ret < 0 ? 0 : ret;
+		return ret;
 	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
@@ -902,12 +926,24 @@ static int cmd_stat(const struct cmd *c, int argc, char **argv)
 	name = argv[optind + 3];
 	s.struct_size = sizeof(s);
 	ret = rawstore_stat(st, coll, name, strlen(name), &s);
-	rawstore_close(st);
-	if (ret)
+	if (ret) {
+		rawstore_close(st);
 		return object_error(c, argv, coll, name, ret);
+	}
 	printf("size %" PRIu64 "\nallocated %" PRIu64 "\nextents %" PRIu64
 	       "\ninline %s\nalloc_hint %" PRIu64 "\nnid %" PRIu64 "\n", s.size, s.allocated,
 	       s.extents, s.is_inline ? "yes" : "no", s.alloc_hint, s.nid);
+	if (extents)
+		ret = rawstore_extent_iterate(st, coll, name, strlen(name), 1, print_extent, &bad);
+	rawstore_close(st);
+	if (ret < 0)
+		return object_error(c, argv, coll, name, ret);
+	if (bad) {
+		fprintf(stderr, "rawstore %s: %s: object %s/%s: %" PRIu64 " checksum blocks do "
+			"not match the data on the device\n", c->name, argv[optind], coll, name,
+			bad);
+		return 4;
+	}
 	return 0;
 }
 
@@ -1647,7 +1683,9 @@ static const struct cmd cmd_table[] = {
 	  "  --json            print as JSON\n", NULL },
 	{ "ls", cmd_ls, "DEV META [COLL]", "list the collections, or the objects of COLL", "",
 	  NULL },
-	{ "stat", cmd_stat, "DEV META COLL NAME", "one object's size and allocation", "", NULL },
+	{ "stat", cmd_stat, "[--extents] DEV META COLL NAME", "one object's size and allocation",
+	  "  --extents         list its extents (offset, length, device offset) and\n"
+	  "                    verify their checksums (exit status 4 if one is bad)\n", NULL },
 	{ "cat", cmd_cat, "[--output FILE] [--offset N] [--length N] DEV META COLL NAME",
 	  "write an object's data to stdout or FILE",
 	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"

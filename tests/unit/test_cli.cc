@@ -945,3 +945,80 @@ TEST_F(CliTest, RmcollRemovesOnlyAnEmptyCollection)
 	EXPECT_EQ(Run("rmcoll " + DM()), 2) << out;
 	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
 }
+
+/* The "extent ..." lines of stat --extents: {offset, length, device offset}. */
+static std::vector<std::vector<uint64_t>> extent_lines(const std::string &o, std::string *csum)
+{
+	std::vector<std::vector<uint64_t>> v;
+	size_t p = 0;
+	while ((p = o.find("extent offset ", p)) != std::string::npos) {
+		unsigned long long a, b, c, d;
+		char st[32];
+		if (sscanf(o.c_str() + p,
+			   "extent offset %llu length %llu device_offset %llu csum_blocks %llu "
+			   "checksums %31s",
+			   &a, &b, &c, &d, st) == 5) {
+			v.push_back({ a, b, c, d });
+			*csum += std::string(st) + " ";
+		}
+		p++;
+	}
+	return v;
+}
+
+/*
+ * Issue 41 item 7: stat --extents lists each extent (object offset,
+ * length, device offset, checksum blocks) with its checksums verified:
+ * they tile the object and its allocation inside the data area; after a
+ * byte of one extent is flipped on the device, that extent reports one
+ * bad block and stat exits 4.  An inline object has no extent.
+ */
+TEST_F(CliTest, StatExtentsShowsPlacementAndChecksums)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(3 << 20, 6), f = tmp.path + "/in";
+	{
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(RunOut("info --json " + DM()), 0) << out;
+	uint64_t data_start = json_u64(out, "data_start");
+	ASSERT_EQ(RunOut("stat --extents " + DM() + " c o"), 0) << out;
+	std::string csum;
+	auto ex = extent_lines(out, &csum);
+	ASSERT_FALSE(ex.empty()) << out;
+	EXPECT_NE(out.find("extents " + std::to_string(ex.size()) + "\n"), std::string::npos) << out;
+	uint64_t next = 0;
+	for (auto &e : ex) {
+		EXPECT_EQ(e[0], next) << out;
+		EXPECT_GE(e[2], data_start) << out;
+		EXPECT_EQ(e[3], e[1] / 4096) << out;
+		next = e[0] + e[1];
+	}
+	EXPECT_EQ(next, 3u << 20) << out;
+	EXPECT_EQ(csum.find("bad"), std::string::npos) << csum;
+
+	/* flip a byte in the second checksum block of the first extent */
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	char b;
+	ASSERT_EQ(pread(fd, &b, 1, (off_t)ex[0][2] + 5000), 1);
+	b ^= 0x20;
+	ASSERT_EQ(pwrite(fd, &b, 1, (off_t)ex[0][2] + 5000), 1);
+	close(fd);
+	EXPECT_EQ(Run("stat --extents " + DM() + " c o"), 4) << out;
+	csum.clear();
+	auto ex2 = extent_lines(out, &csum);
+	ASSERT_EQ(ex2.size(), ex.size()) << out;
+	EXPECT_EQ(csum.rfind("1 ", 0), 0u) << csum;
+	EXPECT_NE(out.find("checksums 1 bad\n"), std::string::npos) << out;
+	EXPECT_NE(out.find("object c/o: 1 checksum blocks do not match"), std::string::npos)
+		<< out;
+
+	ASSERT_EQ(Run("put " + DM() + " c small < /dev/null"), 0) << out;
+	ASSERT_EQ(RunOut("stat --extents " + DM() + " c small"), 0) << out;
+	EXPECT_EQ(out.find("extent offset"), std::string::npos) << out;
+	EXPECT_NE(out.find("extents 0\n"), std::string::npos) << out;
+}
