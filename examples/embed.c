@@ -2,7 +2,9 @@
 /*
  * embed.c: the smallest useful embedding of librawstore.  It creates a
  * store on a scratch file (pass a block device and a metadata directory
- * to use those instead), writes an object with an attribute and an omap
+ * to use those instead: a store already there is opened, and a new one
+ * is made only where open finds none, so the store and anything else on
+ * the device survive), writes an object with an attribute and an omap
  * key in one atomic transaction, reads it back and prints the space
  * accounting.  Built with the project so it cannot rot; run by ctest.
  */
@@ -44,12 +46,20 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 
-	rawstore_mkfs_opts_init(&mo);
-	mo.force = argc > 2;
-	ret = rawstore_mkfs(devp, metap, &mo);
-	if (ret)
-		return die("mkfs", ret);
+	/*
+	 * Make a store only where there is none (-EMEDIUMTYPE: no superblock,
+	 * and no copy of one in the metadata).  Never force: mkfs then
+	 * refuses a device holding a file system or a partition table, and a
+	 * metadata directory that is not empty.
+	 */
 	ret = rawstore_open(devp, metap, NULL, &st);
+	if (ret == -EMEDIUMTYPE) {
+		rawstore_mkfs_opts_init(&mo);
+		ret = rawstore_mkfs(devp, metap, &mo);
+		if (ret)
+			return die("mkfs", ret);
+		ret = rawstore_open(devp, metap, NULL, &st);
+	}
 	if (ret)
 		return die("open", ret);
 
@@ -57,7 +67,8 @@ int main(int argc, char **argv)
 	ret = rawstore_txn_new(&t);
 	if (ret)
 		return die("txn", ret);
-	rawstore_txn_coll_create(t, "photos");
+	if (rawstore_coll_exists(st, "photos") == 0)	/* a second run finds it */
+		rawstore_txn_coll_create(t, "photos");
 	rawstore_txn_write(t, "photos", "cat.jpg", 7, 0, "meow", 4);
 	rawstore_txn_setattr(t, "photos", "cat.jpg", 7, "type", "image/jpeg", 10);
 	rawstore_txn_omap_set(t, "photos", "cat.jpg", 7, "owner", 5, "alice", 5);

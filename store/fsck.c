@@ -40,6 +40,10 @@ struct fsck {
 	/* "W" records: ranges a crash left being zeroed or punched (free, but
 	 * not in "F" until a read-write open puts them back). */
 	struct extset inflight;
+	/* Checksum blocks of object data that did not match, or could not be
+	 * read (deep): with the superblock from META's copy, evidence that
+	 * the device is not this store's. */
+	uint64_t data_bad;
 };
 
 static const char *const kind_names[] = {
@@ -129,6 +133,7 @@ static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs
 		if (ret) {
 			report(fk, RAWSTORE_FSCK_IO, obj, e->pofs + done, len, 0,
 			       "reading extent of %s failed: %s", obj->coll, strerror(-ret));
+			fk->data_bad++;
 			continue;
 		}
 		/* unreplayed deferred writes of a read-only store (none otherwise) */
@@ -137,6 +142,7 @@ static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs
 		for (pos = 0; pos < len; pos += cb) {
 			if (rs_crc32c(buf + pos, cb) == e->crcs[(done + pos) / cb])
 				continue;
+			fk->data_bad++;
 			report(fk, RAWSTORE_FSCK_CSUM, obj, e->pofs + done + pos, cb, 0,
 			       "checksum mismatch at object offset %llu (device offset %llu)",
 			       (unsigned long long)(e->lofs + done + pos),
@@ -600,22 +606,37 @@ static int check_orphans(struct fsck *fk, char type)
 	return ret;
 }
 
+/*
+ * Both copies, against the superblock the store was opened with.  When
+ * that is META's copy (repair_super: both device copies were lost), it is
+ * written only after every object's checksums matched the data on the
+ * device (fsck_job runs deep then, and this check last): a device that is
+ * not this store's is left as it was.
+ */
 static int check_supers(struct fsck *fk)
 {
-	int before = rs_check_supers(fk->st, false), after = before, i;
+	struct rawstore *st = fk->st;
+	int before = rs_check_supers(st, false), after = before, i;
+	bool from_meta = st->sb_from_meta, fix = fk->o.repair && !(from_meta && fk->data_bad);
 
 	if (before < 0)
 		return before;
-	if (before && fk->o.repair)
-		after = rs_check_supers(fk->st, true);
+	if (before && fix)
+		after = rs_check_supers(st, true);
 	if (after < 0)
 		return after;
+	if (!after)
+		st->sb_from_meta = false;
 	for (i = 0; i < 2; i++)
 		if (before & (1 << i))
 			report(fk, RAWSTORE_FSCK_CORRUPT_RECORD, NULL,
 			       i ? RS_SB_BACKUP_OFFSET : RS_SB_PRIMARY_OFFSET, RS_SB_BLOCK,
-			       !(after & (1 << i)), "%s superblock copy is damaged or stale",
-			       i ? "backup" : "primary");
+			       !(after & (1 << i)), "%s superblock copy is damaged or stale%s",
+			       i ? "backup" : "primary", !from_meta ? "" : fix ?
+			       " (rewritten from the metadata's copy)" : fk->data_bad ?
+			       " (not rewritten from the metadata's copy: object data on the "
+			       "device does not match its checksums; is this the store's "
+			       "device?)" : "");
 	return 0;
 }
 
@@ -741,7 +762,11 @@ static int fsck_job(struct rawstore *st, void *arg)
 	if (ret)
 		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
-	ret = check_supers(fk);
+	/* the superblock is META's copy: check the data first (check_supers) */
+	if (st->sb_from_meta)
+		fk->o.deep = 1;
+	else
+		ret = check_supers(fk);
 	if (!ret)
 		ret = check_journal(fk);
 	if (!ret)
@@ -773,6 +798,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 		ret = check_orphans(fk, 'H');
 	if (!ret)
 		ret = check_counts(fk);
+	if (!ret && st->sb_from_meta)
+		ret = check_supers(fk);
 	if (!ret && rocksdb_writebatch_wi_count(st->wb)) {
 		rs_crash_check(st, RS_CRASH_FSCK_REPAIR);	/* test hook (debug.h) */
 		ret = rs_commit_wb(st);

@@ -26,6 +26,7 @@ struct rawstore {
 	struct rs_dev *dev;
 	struct rs_meta *meta;
 	struct rs_disk_super sb;	/* as read (little-endian) */
+	bool sb_from_meta;		/* sb is META's copy (opts.repair_super) */
 	uint64_t device_size;		/* bytes, from the superblock */
 	uint64_t data_start, data_end;	/* bytes */
 	uint32_t min_alloc, csum_block, inline_max;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "commit.h"
+#include "deferred.h"
 #include "internal.h"
 #include "util.h"
 
@@ -235,6 +237,96 @@ int rawstore_stat(struct rawstore *st, const char *coll, const void *name, size_
 	memcpy(out, &s, s.struct_size);
 	onode_free(&o);
 	return 0;
+}
+
+struct extent_walk {
+	const char *coll;
+	const void *name;
+	size_t nlen;
+	int verify;
+	struct rawstore_extent *v;
+	uint32_t n;
+};
+
+/* Checksum blocks of @e whose data on the device does not match. */
+static int64_t extent_bad_blocks(struct rawstore *st, const struct rs_extent *e)
+{
+	uint64_t cb = st->csum_block, chunk = min_u64(e->len, 8U << 20), done, pos;
+	uint8_t *buf = rs_alloc_aligned(chunk);
+	int64_t bad = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (done = 0; done < e->len; done += chunk) {
+		uint64_t len = min_u64(chunk, e->len - done);
+
+		if (dev_read(st->dev, buf, e->pofs + done, len)) {
+			bad += (int64_t)(len / cb);
+			continue;
+		}
+		/* pending deferred overwrites, as a read sees them */
+		deferred_overlay(st, buf, e->pofs + done, len);
+		for (pos = 0; pos < len; pos += cb)
+			if (rs_crc32c(buf + pos, cb) != e->crcs[(done + pos) / cb])
+				bad++;
+	}
+	free(buf);
+	return bad;
+}
+
+/* On the commit thread (rs_run_job), as fsck: no write moves under it. */
+static int extent_walk_job(struct rawstore *st, void *arg)
+{
+	struct extent_walk *w = arg;
+	struct rs_onode o;
+	uint32_t i;
+	int64_t bad;
+	int ret;
+
+	ret = onode_load(st, NULL, w->coll, w->name, w->nlen, &o);
+	if (ret)
+		return ret;
+	w->v = calloc(o.n_ext ? o.n_ext : 1, sizeof(*w->v));
+	if (!w->v) {
+		ret = -ENOMEM;
+		goto out_free_onode;
+	}
+	for (i = 0; i < o.n_ext; i++) {
+		const struct rs_extent *e = &o.ext[i];
+
+		bad = w->verify ? extent_bad_blocks(st, e) : -1;
+		if (bad < -1) {
+			ret = (int)bad;
+			goto out_free_onode;
+		}
+		w->v[i] = (struct rawstore_extent){ sizeof(w->v[i]), e->lofs, e->pofs, e->len,
+						    e->len / st->csum_block, bad };
+	}
+	w->n = o.n_ext;
+out_free_onode:
+	onode_free(&o);
+	return ret;
+}
+
+int rawstore_extent_iterate(struct rawstore *st, const char *coll, const void *name,
+			    size_t nlen, int verify, rawstore_extent_fn fn, void *arg)
+{
+	struct extent_walk w = { coll, name, nlen, verify, NULL, 0 };
+	uint32_t i;
+	int ret = check_args(st, coll, name, nlen);
+
+	if (ret)
+		return ret;
+	if (!fn)
+		return -EINVAL;
+	ret = rs_run_job(st, extent_walk_job, &w);
+	for (i = 0; !ret && i < w.n; i++)
+		if (fn(arg, &w.v[i])) {
+			i++;
+			break;
+		}
+	free(w.v);
+	return ret ? ret : (int)i;
 }
 
 ssize_t rawstore_read(struct rawstore *st, const char *coll, const void *name, size_t nlen,

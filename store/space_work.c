@@ -680,7 +680,7 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 	struct rawstore_space_opts o;
 	struct count_arg ca = { kind, 0, 0 };
 	uint64_t total = 0, left, step, t0;
-	int64_t done;
+	int64_t done = 0;
 	int err, ret;
 
 	if (!st)
@@ -716,6 +716,8 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 		o.progress(o.progress_arg, 0, ca.bytes);
 	t0 = rs_now_ns();
 	do {
+		if (o.stop && *o.stop)
+			break;
 		done = run_round(st, kind, min_u64(left, step), true, &err);
 		if (err)
 			return rs_err(st, err, "%s: %s failed: %s", what,
@@ -735,7 +737,7 @@ static int64_t space_run(struct rawstore *st, enum round_kind kind,
 				struct timespec ts = { (time_t)((due - el) / 1000000000ULL),
 						       (long)((due - el) % 1000000000ULL) };
 
-				while (nanosleep(&ts, &ts) && errno == EINTR)
+				while (nanosleep(&ts, &ts) && errno == EINTR && !(o.stop && *o.stop))
 					;
 			}
 		}

@@ -3,13 +3,17 @@
  * store.c: the store's lifecycle: mkfs, the superblock, open (load, replay,
  * start the commit thread), close, and the queries (statfs, info, perf).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <blkid/blkid.h>
 
 #include "commit.h"
 #include "debug.h"
@@ -256,6 +260,80 @@ static int mkfs_super(struct rs_disk_super *sb, const struct rawstore_mkfs_opts 
 	return 0;
 }
 
+/*
+ * Like mkfs.ext4: refuse a device that holds a file system, a partition
+ * table or another signature libblkid knows.  0 if none was found,
+ * -EEXIST if one was, -errno if the probe failed (all with a message).
+ */
+static int mkfs_check_signatures(const char *dev)
+{
+	const char *type = NULL, *what = "file system";
+	blkid_probe pr;
+	int ret;
+
+	errno = 0;
+	pr = blkid_new_probe_from_filename(dev);
+	if (!pr) {
+		ret = errno ? -errno : -EIO;
+		return rs_err(NULL, ret, "mkfs: %s: cannot probe for existing signatures", dev);
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	ret = blkid_do_safeprobe(pr);
+	if (ret == 0) {
+		if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+			what = "partition table";
+		} else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
+			type = "unknown";
+			what = "signature";
+		}
+	} else if (ret == -2) {
+		type = "ambiguous";
+		what = "set of signatures";
+	}
+	if (type)
+		ret = rs_err(NULL, -EEXIST, "mkfs: %s holds a %s (%s)", dev, what, type);
+	else if (ret < 0)
+		ret = rs_err(NULL, -EIO, "mkfs: %s: probing for existing signatures failed", dev);
+	else
+		ret = 0;
+	blkid_free_probe(pr);
+	return ret;
+}
+
+/* The metadata directory must be absent or empty: 0, -EEXIST, -ENOTDIR. */
+static int mkfs_check_meta_dir(const char *meta_dir)
+{
+	char cur[4096];
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(cur, sizeof(cur), "%s/CURRENT", meta_dir);
+	if (!stat(cur, &sb))
+		return rs_err(NULL, -EEXIST, "mkfs: %s already holds a database (a store's "
+			      "metadata)", meta_dir);
+	d = opendir(meta_dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return rs_err(NULL, -errno, "mkfs: %s: cannot read the metadata directory",
+			      meta_dir);
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ret = rs_err(NULL, -EEXIST, "mkfs: %s is not empty (it holds '%s')",
+				     meta_dir, e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *uo)
 {
 	struct rawstore_mkfs_opts o;
@@ -308,15 +386,20 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 			     (unsigned long long)g->size);
 		goto out_close_dev;
 	}
+	/* Nothing is written before these: without force, nothing is lost. */
 	if (!o.force) {
 		if ((!super_read(d, RS_SB_PRIMARY_OFFSET, &old) &&
 		     le64toh(old.magic) == RS_SB_MAGIC) ||
 		    (!super_read(d, RS_SB_BACKUP_OFFSET, &old) &&
 		     le64toh(old.magic) == RS_SB_MAGIC)) {
-			ret = rs_err(NULL, -EEXIST, "mkfs: %s already holds a rawstore "
-				     "(use force to overwrite)", dev);
+			ret = rs_err(NULL, -EEXIST, "mkfs: %s already holds a rawstore", dev);
 			goto out_close_dev;
 		}
+		ret = mkfs_check_signatures(dev);
+		if (!ret)
+			ret = mkfs_check_meta_dir(meta_dir);
+		if (ret)
+			goto out_close_dev;
 	} else {
 		meta_destroy(meta_dir);
 	}
@@ -336,8 +419,7 @@ int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_m
 	ret = meta_open(NULL, meta_dir, true, &m);
 	if (ret) {
 		if (ret == -EEXIST)
-			rs_err(NULL, ret, "mkfs: %s already holds a database (use force)",
-			       meta_dir);
+			rs_err(NULL, ret, "mkfs: %s already holds a database", meta_dir);
 		goto out_close_dev;
 	}
 	ret = mkfs_meta(m, &sb, data_start, size, &pol, zeroed);
@@ -368,10 +450,69 @@ out_close_dev:
 	return ret;
 }
 
-static int load_super(struct rawstore *st, const char *dev)
+/*
+ * META's copy of the superblock (key "S", written at mkfs) read from
+ * @meta_dir opened read-only: 0 and *@sb if it is there and valid,
+ * -ENOENT if META has none (or no database), -EUCLEAN if it is corrupt.
+ */
+static int meta_super_copy(const char *meta_dir, struct rs_disk_super *sb)
+{
+	struct rs_meta *m;
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	if (!meta_dir || meta_open_mode(NULL, meta_dir, META_RO, &m))
+		return -ENOENT;
+	key_super(&k);
+	ret = meta_get(m, NULL, &k, &v, &vl);
+	if (!ret) {
+		if (vl == sizeof(*sb))
+			memcpy(sb, v, sizeof(*sb));
+		else
+			ret = -EUCLEAN;
+		rocksdb_free(v);
+	}
+	meta_close(m);
+	if (!ret && super_check(sb))
+		ret = -EUCLEAN;
+	return ret == -EUCLEAN || ret == 0 ? ret : -ENOENT;
+}
+
+/*
+ * Neither device copy is usable (@rp, @rb: what each was).  With META's
+ * copy and repair_super, open with it (check_geometry() then verifies it
+ * against the device; rawstore_fsck() with repair rewrites both copies).
+ * Without repair_super, say that fsck --repair can rebuild them: the
+ * store is damaged, not absent.  Else @err as it was.
+ */
+static int super_from_meta(struct rawstore *st, const char *dev, const char *meta_dir,
+			   int rp, int rb, int err)
+{
+	const char *what = rp == -EMEDIUMTYPE && rb == -EMEDIUMTYPE ? "missing" :
+			   rp == -EMEDIUMTYPE || rb == -EMEDIUMTYPE ? "missing or corrupt" :
+			   "corrupt";
+	struct rs_disk_super sb;
+
+	if (rp == -EPROTO || rb == -EPROTO || meta_super_copy(meta_dir, &sb))
+		return err;
+	if (!st->opts.repair_super)
+		return rs_err(st, -EUCLEAN, "%s: both superblock copies are %s, but the metadata "
+			      "in %s holds a copy: if this is that store's device, 'rawstore fsck "
+			      "--repair' rewrites them from it (mkfs would destroy the store); if "
+			      "not, check the device path", dev, what, meta_dir);
+	rs_log(st, RAWSTORE_LOG_WARNING, "%s: both superblock copies are %s; using the copy "
+	       "in %s", dev, what, meta_dir);
+	st->sb = sb;
+	st->sb_from_meta = true;
+	return 0;
+}
+
+static int load_super(struct rawstore *st, const char *dev, const char *meta_dir)
 {
 	struct rs_disk_super p, b;
-	int rp, rb;
+	int rp, rb, ret;
 
 	rp = super_read(st->dev, RS_SB_PRIMARY_OFFSET, &p);
 	if (!rp)
@@ -388,6 +529,12 @@ static int load_super(struct rawstore *st, const char *dev)
 		       dev, rp == -EMEDIUMTYPE ? "missing" : "corrupt");
 		st->sb = b;
 		return 0;
+	}
+	if (rp != -EPROTO && rb != -EPROTO && (rp == -EMEDIUMTYPE || rp == -EUCLEAN) &&
+	    (rb == -EMEDIUMTYPE || rb == -EUCLEAN)) {
+		ret = super_from_meta(st, dev, meta_dir, rp, rb, 1);
+		if (ret <= 0)
+			return ret;
 	}
 	if (rp == -EPROTO || rb == -EPROTO)
 		return rs_err(st, -EPROTO, "%s: on-disk format version %u is newer than "
@@ -568,6 +715,56 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 static const struct rs_job_runner space_jobs = { rs_run_job, rs_commit_wb, commit_on_thread,
 						  commit_drain };
 
+static void count_data_problem(void *arg, const struct rawstore_fsck_problem *p)
+{
+	if (p->kind == RAWSTORE_FSCK_CSUM || p->kind == RAWSTORE_FSCK_IO)
+		(*(uint64_t *)arg)++;
+}
+
+/*
+ * repair_super, read-write: before anything is written to @dev, open it
+ * read-only the same way and, if the superblock comes from META's copy,
+ * read every object's data against its checksums.  A device whose data
+ * does not match is not this store's: the open is refused (-EUCLEAN), so
+ * that neither the open's own writes nor fsck's new superblocks land on
+ * it.  0 otherwise (an open that fails here fails again, with its own
+ * error, in the caller).
+ */
+static int repair_super_probe(const char *dev, const char *meta_dir,
+			      const struct rawstore_open_opts *o)
+{
+	struct rawstore_open_opts ro = *o;
+	struct rawstore_fsck_opts fo;
+	struct rawstore *st;
+	uint64_t bad = 0;
+	bool from_meta;
+
+	ro.read_only = 1;
+	ro.log_level = RAWSTORE_LOG_ERR;	/* the read-write open says it all again */
+	ro.rebuild_freelist = 0;
+	ro.zero_policy = 0;
+	ro.punch_policy = 0;
+	if (rawstore_open(dev, meta_dir, &ro, &st))
+		return 0;
+	from_meta = st->sb_from_meta;
+	if (from_meta) {
+		rawstore_fsck_opts_init(&fo);
+		fo.deep = 1;
+		fo.fn = count_data_problem;
+		fo.arg = &bad;
+		rawstore_fsck(st, &fo, NULL);
+	}
+	rawstore_close(st);
+	rs_clear_err();
+	if (bad)
+		return rs_err(NULL, -EUCLEAN, "%s: both superblock copies are lost, and the "
+			      "metadata's copy is not used: %llu checksum blocks of object data "
+			      "on %s do not match the metadata in %s; is this the store's "
+			      "device? Nothing was written", dev, (unsigned long long)bad, dev,
+			      meta_dir);
+	return 0;
+}
+
 int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_open_opts *o,
 		  struct rawstore **out)
 {
@@ -592,6 +789,11 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		ret = rs_err(st, -EROFS, "open: rebuild_freelist writes; it cannot be read-only");
 		goto out_free;
 	}
+	if (st->opts.repair_super && !st->opts.read_only) {
+		ret = repair_super_probe(dev, meta_dir, &st->opts);
+		if (ret)
+			goto out_free;
+	}
 	if (st->opts.deferred_new_max > (1 << 20) || st->opts.deferred_new_max < -1) {
 		ret = rs_err(st, -EINVAL, "open: deferred_new_max must be -1 (auto) or 0 to "
 			     "1048576 bytes, not %d", st->opts.deferred_new_max);
@@ -605,10 +807,17 @@ int rawstore_open(const char *dev, const char *meta_dir, const struct rawstore_o
 		goto out_free;
 	if (st->opts.deferred_new_max < 0)
 		st->opts.deferred_new_max = dev_geom(st->dev)->rotational ? 16384 : 0;
-	ret = load_super(st, dev);
+	ret = load_super(st, dev, meta_dir);
 	if (ret)
 		goto out_close_dev;
 	ret = check_geometry(st, dev);
+	if (ret && st->sb_from_meta) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", rawstore_errmsg());
+		rs_err(st, ret, "%s: the superblock copy in %s does not fit this device, so it "
+		       "is not rewritten: %s", dev, meta_dir, why);
+	}
 	if (ret)
 		goto out_close_dev;
 	ret = meta_open_mode(st, meta_dir, st->opts.read_only ? META_RO : META_RW, &st->meta);

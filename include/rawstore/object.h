@@ -33,6 +33,33 @@ struct rawstore_stat {
 int rawstore_stat(struct rawstore *st, const char *coll, const void *name, size_t nlen,
 		  struct rawstore_stat *out);
 
+/* One extent of an object's data on the device (rawstore_extent_iterate). */
+struct rawstore_extent {
+	size_t struct_size;		/* sizeof(struct rawstore_extent) */
+	uint64_t offset;		/* bytes in the object */
+	uint64_t device_offset;		/* bytes on the device */
+	uint64_t length;		/* bytes */
+	uint64_t csum_blocks;		/* crc32c checksum blocks covering it */
+	int64_t csum_bad;		/* with verify: blocks whose data on the device
+					 * does not match its checksum or could not be
+					 * read; -1 when not verified */
+};
+
+typedef int (*rawstore_extent_fn)(void *arg, const struct rawstore_extent *e);
+
+/*
+ * Call @fn for each extent of the object's data on the device, in object
+ * order (an inline object, or one never written, has none).  With
+ * @verify, each extent is read and every checksum block compared with its
+ * recorded crc32c (pending deferred writes included), as fsck --deep
+ * does.  The extents are collected first: @fn may call the store.  A
+ * nonzero return of @fn stops the walk.  Returns the number of extents
+ * visited, or -ENOENT no such object or collection, -EINVAL bad
+ * arguments, -ENOMEM, -EUCLEAN a corrupt object record.
+ */
+int rawstore_extent_iterate(struct rawstore *st, const char *coll, const void *name,
+			    size_t nlen, int verify, rawstore_extent_fn fn, void *arg);
+
 /*
  * Read up to @len bytes at @off into @buf (any alignment).  Returns the
  * number of bytes read (short only at end of object, 0 at or past it), or

@@ -36,7 +36,9 @@ struct rawstore_mkfs_opts {
 					 * bytes, default 4096, 0 disables */
 	uint32_t reserved0;
 	uint64_t device_size;		/* bytes to use, 0 = the whole device */
-	int force;			/* overwrite an existing store */
+	int force;			/* overwrite a store, file system or partition
+					 * table on the device, and a non-empty
+					 * meta_dir */
 	/* Space policy (docs/API.md, "Space policies"); 0 = probe the device. */
 	int zero_policy;		/* enum rawstore_zero_policy */
 	int punch_policy;		/* enum rawstore_punch_policy */
@@ -104,11 +106,16 @@ void rawstore_mkfs_opts_init(struct rawstore_mkfs_opts *o);
 /*
  * Create a store on @dev with metadata in directory @meta_dir (created if
  * missing; must be empty or absent unless force).  @o may be NULL.
+ * Without force, mkfs refuses, before it writes anything, a device that
+ * holds a rawstore superblock or a file system, partition table or other
+ * signature libblkid knows (as mkfs.ext4 does), and a @meta_dir that is
+ * not empty: -EEXIST, rawstore_errmsg() naming what was found ("holds a
+ * file system (ext4)").  force overwrites all of them.
  * Errors: -EINVAL bad options or a device whose logical block exceeds
  * 4096 bytes (refused before anything is created), -ENOTBLK @dev is
- * neither a block device nor a regular file, -ENOSPC device too small, -EEXIST @dev already holds a
- * rawstore superblock or @meta_dir a database (pass force), -EBUSY in use,
- * or an I/O error.
+ * neither a block device nor a regular file, -ENOSPC device too small,
+ * -EEXIST as above, -ENOTDIR @meta_dir is not a directory, -EBUSY in use,
+ * or an I/O error (also when the signature probe fails).
  */
 int rawstore_mkfs(const char *dev, const char *meta_dir, const struct rawstore_mkfs_opts *o);
 
@@ -184,6 +191,13 @@ struct rawstore_open_opts {
 	 * sync overwrites allocated blocks instead of extending a file.  0
 	 * (default) off; the device journal ignores it. */
 	int32_t rocksdb_wal_recycle;
+	/* 1: when neither superblock copy on the device is usable (both
+	 * missing, or corrupt) and the metadata holds its copy (written at
+	 * mkfs), open with that copy, once it is verified against the device
+	 * (geometry, size); rawstore_fsck() with repair then rewrites both
+	 * device copies.  0 (default): such an open fails with -EUCLEAN and
+	 * a message naming 'rawstore fsck --repair'. */
+	int repair_super;
 };
 
 /* Fill @o with defaults and set struct_size. */
@@ -194,8 +208,9 @@ void rawstore_open_opts_init(struct rawstore_open_opts *o);
  * NULL.  The device is opened O_DIRECT|O_EXCL and locked; a second opener
  * gets -EBUSY (read-only openers share a lock that excludes writers).
  * Errors: -ENOENT missing device or metadata, -ENOTBLK not a device or
- * file, -EMEDIUMTYPE no rawstore superblock, -EUCLEAN both superblock
- * copies corrupt or corrupt metadata, -EPROTO newer format version, -ENXIO
+ * file, -EMEDIUMTYPE no rawstore superblock (and none in the metadata),
+ * -EUCLEAN both superblock copies corrupt or missing while the metadata
+ * holds a copy (see repair_super), or corrupt metadata, -EPROTO newer format version, -ENXIO
  * device smaller than recorded, -EXDEV uuid mismatch between device and
  * metadata, -EBUSY already open, -ENODEV the requested I/O engine is not
  * available.
@@ -348,6 +363,11 @@ struct rawstore_space_opts {
 					 * store opened read-only is fine */
 	rawstore_progress_fn progress;	/* NULL: none */
 	void *progress_arg;
+	/* NULL, or a flag (a signal handler's, say) read before each round
+	 * and while waiting for the rate: once it is nonzero the call stops
+	 * at the end of the round in progress and returns the bytes done,
+	 * leaving the store as consistent as a finished call would. */
+	const volatile int *stop;
 };
 
 /* Fill @o with defaults (everything, no rate limit, no callback). */

@@ -10,16 +10,16 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-
-#include <blkid/blkid.h>
 
 #include "rawstore/rawstore.h"
 
@@ -33,6 +33,52 @@ struct cmd {
 };
 
 static const struct cmd *commands(void);
+
+/*
+ * SIGINT and SIGTERM set this flag (the signal's number) and nothing else:
+ * the long loops (reclaim and prepare rounds, reading put's input, writing
+ * get's output) check it and stop, the store is closed as after a
+ * finished command, and main() exits 130 or 143 as a shell reports a
+ * process the signal killed.
+ */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: a blocked read of stdin returns EINTR and looks */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/*
+ * rawstore_open() with SIGINT and SIGTERM blocked: the store's threads
+ * start with the signals blocked (a new thread inherits the mask), so the
+ * handler runs on this thread and never interrupts a system call of theirs.
+ */
+static int open_masked(const char *dev, const char *meta, const struct rawstore_open_opts *o,
+		       struct rawstore **st)
+{
+	sigset_t set, old;
+	int ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	ret = rawstore_open(dev, meta, o, st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
 
 #define POLICY_SYNOPSIS \
 	"[--zero-policy auto|prepare|pad] [--punch-policy operator|background|inline]"
@@ -67,7 +113,8 @@ static void print_usage(FILE *f)
 		   "the metadata (RocksDB).\n"
 		   "sizes: digits, then optionally k, m, g or t (KiB, MiB, GiB, TiB)\n"
 		   "exit status: 0 ok, 1 error, 2 usage, 4 fsck found problems (or open\n"
-		   "             found the store corrupt)\n");
+		   "             found the store corrupt), 130/143 stopped by SIGINT/SIGTERM\n"
+		   "             (the store closed cleanly)\n");
 }
 
 static int cmd_help(const struct cmd *c)
@@ -109,6 +156,32 @@ static int want_args(const struct cmd *c, int argc, char **argv, int min, int ma
 				   "directory given");
 	if (n > max)
 		return usage_error(c, "unexpected argument '%s'", argv[optind + max]);
+	return 0;
+}
+
+/*
+ * The collection (argv[optind + 2]) and, with @objects, the object names
+ * after it (up to argv[argc - 1]) of a command, checked before the store
+ * is opened:
+ * a name the store cannot hold is a usage error (exit 2).
+ */
+static int check_names(const struct cmd *c, int argc, char **argv, bool objects)
+{
+	size_t n;
+	int i;
+
+	if (argc - optind < 3)
+		return 0;
+	n = strlen(argv[optind + 2]);
+	if (!n || n > RAWSTORE_COLL_NAME_MAX)
+		return usage_error(c, "collection name must have 1 to %d bytes (it has %zu)",
+				   RAWSTORE_COLL_NAME_MAX, n);
+	for (i = optind + 3; objects && i < argc; i++) {
+		n = strlen(argv[i]);
+		if (!n || n > RAWSTORE_NAME_MAX)
+			return usage_error(c, "object name must have 1 to %d bytes (it has %zu)",
+					   RAWSTORE_NAME_MAX, n);
+	}
 	return 0;
 }
 
@@ -191,52 +264,6 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 	return ret;
 }
 
-/*
- * Like mkfs.ext4: refuse a device that holds a file system, a partition
- * table or another known signature unless --force.  0 if none was found,
- * 1 if one was (message printed), -errno if the probe failed.
- */
-static int check_signatures(const char *dev)
-{
-	const char *type = NULL, *what = "file system";
-	blkid_probe pr;
-	int ret;
-
-	pr = blkid_new_probe_from_filename(dev);
-	if (!pr) {
-		ret = errno ? -errno : -EIO;
-		fprintf(stderr, "rawstore mkfs: %s: cannot probe for existing signatures: %s\n",
-			dev, strerror(-ret));
-		return ret;
-	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
-	ret = blkid_do_safeprobe(pr);
-	if (ret == 0) {
-		if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
-			what = "partition table";
-		} else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
-			type = "unknown";
-			what = "signature";
-		}
-	} else if (ret == -2) {
-		type = "ambiguous";
-		what = "set of signatures";
-	}
-	if (type)
-		fprintf(stderr, "rawstore mkfs: %s holds a %s (%s); use --force to overwrite "
-			"it\n", dev, what, type);
-	else if (ret < 0)
-		fprintf(stderr, "rawstore mkfs: %s: probing for existing signatures failed\n",
-			dev);
-	blkid_free_probe(pr);
-	if (type)
-		return 1;
-	return ret < 0 ? -EIO : 0;
-}
-
 static void json_str(const void *p, size_t len)
 {
 	const unsigned char *s = p;
@@ -308,7 +335,7 @@ static int opt_open_policy(const struct cmd *c, int o, struct rawstore_open_opts
 static int open_store(const struct cmd *c, char **argv, const struct rawstore_open_opts *o,
 		      struct rawstore **st)
 {
-	int ret = rawstore_open(argv[optind], argv[optind + 1], o, st);
+	int ret = open_masked(argv[optind], argv[optind + 1], o, st);
 
 	return ret ? fail_dev(c, argv[optind], "open", ret) : 0;
 }
@@ -367,6 +394,11 @@ static int open_report(const struct cmd *c, int argc, char **argv, bool *json,
 	return ret;
 }
 
+static bool pow2_within(uint32_t v, uint32_t min, uint32_t max)
+{
+	return v >= min && v <= max && !(v & (v - 1));
+}
+
 static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -391,10 +423,18 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 		case 'a':
 			if (parse_u32("--min-alloc", optarg, &o.min_alloc_size))
 				return usage_error(c, NULL);
+			if (!pow2_within(o.min_alloc_size, 4096, 16 << 20))
+				return usage_error(c, "--min-alloc %s: the allocation unit must be a "
+						   "power of two, at least 4096 (4k) and at most "
+						   "16777216 (16m)", optarg);
 			break;
 		case 'c':
 			if (parse_u32("--csum-block", optarg, &o.csum_block_size))
 				return usage_error(c, NULL);
+			if (!pow2_within(o.csum_block_size, 512, 16 << 20))
+				return usage_error(c, "--csum-block %s: the checksum block must be a "
+						   "power of two, at least 512 and at most the "
+						   "allocation unit", optarg);
 			break;
 		case 'i':
 			if (parse_u32("--inline-max", optarg, &o.inline_max))
@@ -440,12 +480,20 @@ static int cmd_mkfs(const struct cmd *c, int argc, char **argv)
 	ret = want_args(c, argc, argv, 2, 2);
 	if (ret)
 		return ret;
-	if (!o.force) {
-		ret = check_signatures(argv[optind]);
-		if (ret)
-			return 1;
-	}
+	if (o.csum_block_size > o.min_alloc_size)
+		return usage_error(c, "--csum-block %u is larger than the allocation unit (%u); "
+				   "it must divide it", o.csum_block_size, o.min_alloc_size);
+	/* The library refuses a device holding a store, a file system or a
+	 * partition table, and a non-empty META, unless force. */
 	ret = rawstore_mkfs(argv[optind], argv[optind + 1], &o);
+	if (ret == -EEXIST) {
+		const char *m = rawstore_errmsg();
+
+		if (!strncmp(m, "mkfs: ", 6))
+			m += 6;
+		fprintf(stderr, "rawstore %s: %s; use --force to overwrite it\n", c->name, m);
+		return 1;
+	}
 	if (ret)
 		return fail_dev(c, argv[optind], NULL, ret);
 	printf("created rawstore on %s (metadata in %s, journal %s)\n", argv[optind],
@@ -511,6 +559,8 @@ static int cmd_fsck(const struct cmd *c, int argc, char **argv)
 			break;
 		case 'r':
 			o.repair = 1;
+			/* both superblock copies lost: rebuild them from META's */
+			oo.repair_super = 1;
 			break;
 		case 'j':
 			out.json = true;
@@ -529,7 +579,7 @@ static int cmd_fsck(const struct cmd *c, int argc, char **argv)
 		return ret;
 	/* a check that changes nothing needs no write access */
 	oo.read_only = !o.repair && !oo.rebuild_freelist;
-	ret = rawstore_open(argv[optind], argv[optind + 1], &oo, &st);
+	ret = open_masked(argv[optind], argv[optind + 1], &oo, &st);
 	if (ret) {
 		fail_dev(c, argv[optind], "open", ret);
 		/* the store is corrupt: that is a finding, not an operational error */
@@ -803,6 +853,8 @@ static int cmd_ls(const struct cmd *c, int argc, char **argv)
 	ret = parse_none(c, argc, argv);
 	if (!ret)
 		ret = want_args(c, argc, argv, 2, 3);
+	if (!ret)
+		ret = check_names(c, argc, argv, false);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	ret = open_store_ro(c, argv, &st);
@@ -829,18 +881,44 @@ static int object_error(const struct cmd *c, char **argv, const char *coll, cons
 	return 1;
 }
 
+/* stat --extents: one line per extent; counts the bad checksum blocks. */
+static int print_extent(void *arg, const struct rawstore_extent *e)
+{
+	uint64_t *bad = arg;
+
+	printf("extent offset %" PRIu64 " length %" PRIu64 " device_offset %" PRIu64
+	       " csum_blocks %" PRIu64 " checksums ", e->offset, e->length, e->device_offset,
+	       e->csum_blocks);
+	if (!e->csum_bad)
+		printf("ok\n");
+	else
+		printf("%" PRId64 " bad\n", e->csum_bad);
+	*bad += e->csum_bad > 0 ? (uint64_t)e->csum_bad : 0;
+	return 0;
+}
+
 static int cmd_stat(const struct cmd *c, int argc, char **argv)
 {
+	static const struct option lo[] = { { "extents", no_argument, 0, 'e' }, HELP_OPTION,
+					    { 0, 0, 0, 0 } };
 	struct rawstore_stat s;
 	struct rawstore *st;
 	const char *coll, *name;
-	int ret;
+	bool extents = false;
+	uint64_t bad = 0;
+	int o, ret;
 
-	ret = parse_none(c, argc, argv);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'e')
+			extents = true;
+		else
+			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
+	}
+	ret = want_args(c, argc, argv, 4, 4);
 	if (!ret)
-		ret = want_args(c, argc, argv, 4, 4);
+		ret = check_names(c, argc, argv, true);
 	if (ret)
-		return ret < 0 ? 0 : ret;
+		return ret;
 	ret = open_store_ro(c, argv, &st);
 	if (ret)
 		return ret;
@@ -848,35 +926,196 @@ static int cmd_stat(const struct cmd *c, int argc, char **argv)
 	name = argv[optind + 3];
 	s.struct_size = sizeof(s);
 	ret = rawstore_stat(st, coll, name, strlen(name), &s);
-	rawstore_close(st);
-	if (ret)
+	if (ret) {
+		rawstore_close(st);
 		return object_error(c, argv, coll, name, ret);
+	}
 	printf("size %" PRIu64 "\nallocated %" PRIu64 "\nextents %" PRIu64
 	       "\ninline %s\nalloc_hint %" PRIu64 "\nnid %" PRIu64 "\n", s.size, s.allocated,
 	       s.extents, s.is_inline ? "yes" : "no", s.alloc_hint, s.nid);
+	if (extents)
+		ret = rawstore_extent_iterate(st, coll, name, strlen(name), 1, print_extent, &bad);
+	rawstore_close(st);
+	if (ret < 0)
+		return object_error(c, argv, coll, name, ret);
+	if (bad) {
+		fprintf(stderr, "rawstore %s: %s: object %s/%s: %" PRIu64 " checksum blocks do "
+			"not match the data on the device\n", c->name, argv[optind], coll, name,
+			bad);
+		return 4;
+	}
 	return 0;
+}
+
+/*
+ * get -o FILE writes a temporary file beside FILE and renames it over FILE
+ * only once the whole object is written and synced: a failed read (a
+ * missing object, an I/O error, an interrupt) leaves FILE as it was.
+ */
+struct out_file {
+	const char *path;		/* FILE as given */
+	char *tmp;			/* the temporary beside it, NULL: FILE itself */
+	FILE *f;
+};
+
+static int out_open(const struct cmd *c, const char *path, struct out_file *of)
+{
+	static unsigned int seq;
+	struct stat sb;
+	mode_t mode = 0666;		/* as fopen(): less the umask */
+	bool keep_mode = false;
+	size_t len = strlen(path) + 64;
+	int fd = -1, i;
+
+	of->path = path;
+	of->tmp = NULL;
+	of->f = NULL;
+	if (!stat(path, &sb)) {
+		if (!S_ISREG(sb.st_mode)) {
+			/* a device, a pipe: nothing to keep, write it directly */
+			of->f = fopen(path, "w");
+			goto out_opened;
+		}
+		mode = sb.st_mode & 07777;
+		keep_mode = true;
+	}
+	of->tmp = malloc(len);
+	if (!of->tmp) {
+		errno = ENOMEM;
+		goto out_fail;
+	}
+	for (i = 0; fd < 0 && i < 100; i++) {
+		snprintf(of->tmp, len, "%s.rawstore-tmp.%ld.%u", path, (long)getpid(), seq++);
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		goto out_free_tmp;
+	/* The umask applied at open: the replaced file's mode, exactly. */
+	if (keep_mode && fchmod(fd, mode))
+		goto out_unlink_tmp;
+	of->f = fdopen(fd, "w");
+	if (!of->f)
+		goto out_unlink_tmp;
+out_opened:
+	if (of->f)
+		return 0;
+	goto out_fail;
+
+out_unlink_tmp:
+	i = errno;
+	close(fd);
+	unlink(of->tmp);
+	errno = i;
+out_free_tmp:
+	fprintf(stderr, "rawstore %s: %s: cannot create a temporary file beside it: %s\n",
+		c->name, path, strerror(errno));
+	free(of->tmp);
+	of->tmp = NULL;
+	return 1;
+out_fail:
+	fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
+	return 1;
+}
+
+/* Sync the directory holding @path, so that a rename in it is durable. */
+static int sync_dir_of(const char *path)
+{
+	char *d = strdup(path), *slash;
+	int fd, ret = 0;
+
+	if (!d)
+		return -ENOMEM;
+	slash = strrchr(d, '/');
+	if (!slash)
+		strcpy(d, ".");
+	else if (slash == d)
+		d[1] = 0;
+	else
+		*slash = 0;
+	fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(d);
+	return ret;
+}
+
+/* @ok: the data is complete; make it FILE.  Else drop the temporary. */
+static int out_close(const struct cmd *c, struct out_file *of, bool ok)
+{
+	int ret = 0;
+
+	if (ok && (fflush(of->f) || ferror(of->f) || (of->tmp && fsync(fileno(of->f))))) {
+		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, of->path,
+			strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (fclose(of->f) && ok) {
+		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, of->path,
+			strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (!of->tmp)
+		return ret;
+	if (ok && rename(of->tmp, of->path)) {
+		fprintf(stderr, "rawstore %s: renaming %s to %s: %s\n", c->name, of->tmp,
+			of->path, strerror(errno));
+		ok = false;
+		ret = 1;
+	}
+	if (!ok)
+		unlink(of->tmp);
+	else if (sync_dir_of(of->path))
+		fprintf(stderr, "rawstore %s: %s: syncing its directory: %s\n", c->name,
+			of->path, strerror(errno));
+	free(of->tmp);
+	return ret;
 }
 
 static int cmd_cat(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option lo[] = { { "output", required_argument, 0, 'o' },
+					    { "offset", required_argument, 0, 'O' },
+					    { "length", required_argument, 0, 'L' },
 					    HELP_OPTION, { 0, 0, 0, 0 } };
 	const size_t chunk = 1 << 20;
 	const char *coll, *name, *path = NULL;
+	struct out_file of = { NULL, NULL, stdout };
 	struct rawstore *st;
-	uint64_t off = 0;
+	uint64_t off = 0, left = UINT64_MAX;
 	ssize_t n = 0;
-	FILE *out = stdout;
 	char *buf;
-	int o, ret;
+	int o, ret, wret = 0;
 
 	while ((o = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
-		if (o == 'o')
+		switch (o) {
+		case 'o':
 			path = optarg;
-		else
-			return o == 'h' ? cmd_help(c) : usage_error(c, NULL);
+			break;
+		case 'O':
+			if (parse_size("--offset", optarg, RAWSTORE_OBJECT_MAX, &off))
+				return usage_error(c, NULL);
+			break;
+		case 'L':
+			if (parse_size("--length", optarg, RAWSTORE_OBJECT_MAX, &left))
+				return usage_error(c, NULL);
+			if (!left)
+				return usage_error(c, "--length must be at least 1");
+			break;
+		case 'h':
+			return cmd_help(c);
+		default:
+			return usage_error(c, NULL);
+		}
 	}
 	ret = want_args(c, argc, argv, 4, 4);
+	if (!ret)
+		ret = check_names(c, argc, argv, true);
 	if (ret)
 		return ret;
 	ret = open_store_ro(c, argv, &st);
@@ -884,38 +1123,43 @@ static int cmd_cat(const struct cmd *c, int argc, char **argv)
 		return ret;
 	coll = argv[optind + 2];
 	name = argv[optind + 3];
-	if (path && strcmp(path, "-")) {
-		out = fopen(path, "w");
-		if (!out) {
-			fprintf(stderr, "rawstore %s: %s: %s\n", c->name, path, strerror(errno));
-			rawstore_close(st);
-			return 1;
-		}
+	if (path && strcmp(path, "-") && out_open(c, path, &of)) {
+		rawstore_close(st);
+		return 1;
 	}
 	buf = malloc(chunk);
 	ret = buf ? 0 : -ENOMEM;
-	while (buf) {
-		n = rawstore_read(st, coll, name, strlen(name), off, buf, chunk);
+	while (buf && !interrupted && left) {
+		n = rawstore_read(st, coll, name, strlen(name), off, buf,
+				  (size_t)(left < chunk ? left : chunk));
 		if (n <= 0)
 			break;
-		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+		left -= (uint64_t)n;
+		if (fwrite(buf, 1, (size_t)n, of.f) != (size_t)n) {
+			fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name,
+				path ? path : "stdout", strerror(errno));
+			wret = 1;
 			break;
+		}
 		off += (uint64_t)n;
 	}
 	if (buf && n < 0)
 		ret = (int)n;
 	free(buf);
 	rawstore_close(st);
-	if ((fflush(out) || ferror(out)) && !ret) {
-		fprintf(stderr, "rawstore %s: writing %s: %s\n", c->name, path ? path : "stdout",
-			strerror(errno));
-		ret = 1;
+	if (of.f == stdout) {
+		if ((fflush(stdout) || ferror(stdout)) && !ret && !wret) {
+			fprintf(stderr, "rawstore %s: writing stdout: %s\n", c->name,
+				strerror(errno));
+			wret = 1;
+		}
+	} else {
+		o = out_close(c, &of, !ret && !wret && !interrupted);
+		wret = wret ? wret : o;
 	}
-	if (out != stdout)
-		fclose(out);
 	if (ret < 0)
 		return object_error(c, argv, coll, name, ret);
-	return ret;
+	return wret;
 }
 
 /* Read all of @fd into *@buf (malloc'd). */
@@ -940,7 +1184,7 @@ static int slurp(int fd, char **buf, size_t *len)
 			cap *= 2;
 		}
 		r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !interrupted)
 			continue;
 		if (r < 0) {
 			free(b);
@@ -957,17 +1201,55 @@ static int slurp(int fd, char **buf, size_t *len)
 	return -ENOMEM;
 }
 
-/* Submit @t; on failure say which operation and why. */
-static int submit(const struct cmd *c, char **argv, struct rawstore *st, struct rawstore_txn *t)
+/* Submit @t; on failure say which operation and why (*@err: the -errno). */
+static int submit(const struct cmd *c, char **argv, struct rawstore *st, struct rawstore_txn *t,
+		  int *err)
 {
 	int ret = rawstore_submit(st, t);
 
+	if (err)
+		*err = ret;
 	if (!ret)
 		return 0;
 	fprintf(stderr, "rawstore %s: %s: transaction refused (operation %d): %s%s%s\n", c->name,
 		argv[optind], rawstore_txn_failed_op(t), rawstore_strerror(ret),
 		*rawstore_txn_errmsg(t) ? ": " : "", rawstore_txn_errmsg(t));
 	return 1;
+}
+
+/*
+ * put found no room: say what the new copy needs and what is free.  The
+ * old copy of a replaced object is freed by the same transaction, so it is
+ * still allocated while the new one is: replacing needs room for the
+ * whole new copy.
+ */
+static void put_enospc(const struct cmd *c, char **argv, struct rawstore *st,
+		       const char *coll, const char *name, size_t len, uint64_t old_alloc)
+{
+	struct rawstore_statfs sf = { .struct_size = sizeof(sf) };
+	struct rawstore_info i = { .struct_size = sizeof(i) };
+	uint64_t need;
+	char h[32], f[32], o[32];
+
+	if (rawstore_statfs(st, &sf) || rawstore_get_info(st, &i))
+		return;
+	need = len <= i.inline_max ? 0 :
+	       (len + sf.min_alloc_size - 1) / sf.min_alloc_size * sf.min_alloc_size;
+	human(need, h, sizeof(h));
+	human(sf.free, f, sizeof(f));
+	fprintf(stderr, "rawstore %s: %s: %s/%s needs %" PRIu64 " bytes (%s) of free space for "
+		"its data; %" PRIu64 " bytes (%s) are free", c->name, argv[optind], coll, name,
+		need, h, sf.free, f);
+	if (old_alloc) {
+		human(old_alloc, o, sizeof(o));
+		fprintf(stderr, "; the copy it replaces (%" PRIu64 " bytes, %s) is freed only "
+			"when the new one is written, so a replacement needs room for the whole "
+			"new copy", old_alloc, o);
+	}
+	if (need <= sf.free)
+		fprintf(stderr, "; the device itself refused the space (a full thin pool, or "
+			"the file system under a store file is full)");
+	fputc('\n', stderr);
 }
 
 static int cmd_put(const struct cmd *c, int argc, char **argv)
@@ -981,7 +1263,8 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	const char *coll, *name, *path = "-";
 	char *data = NULL;
 	size_t len = 0, off;
-	int o, fd = 0, ret;
+	uint64_t old_alloc = 0;
+	int o, fd = 0, ret, err;
 
 	rawstore_open_opts_init(&oo);
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -994,12 +1277,12 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 			return ret;
 	}
 	ret = want_args(c, argc, argv, 4, 5);
+	if (!ret)
+		ret = check_names(c, argc - (argc - optind == 5), argv, true);
 	if (ret)
 		return ret;
 	coll = argv[optind + 2];
 	name = argv[optind + 3];
-	if (strlen(name) > RAWSTORE_NAME_MAX || !*name)
-		return usage_error(c, "object name must have 1 to %d bytes", RAWSTORE_NAME_MAX);
 	if (argc - optind == 5)
 		path = argv[optind + 4];
 	/* Read the input first: a bad path changes nothing. */
@@ -1013,6 +1296,10 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	ret = slurp(fd, &data, &len);
 	if (fd)
 		close(fd);
+	if (interrupted) {
+		free(data);
+		return 1;	/* nothing written; main() says so */
+	}
 	if (ret) {
 		fprintf(stderr, "rawstore %s: reading %s: %s\n", c->name,
 			strcmp(path, "-") ? path : "stdin", strerror(-ret));
@@ -1034,8 +1321,10 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 			ret = o;
 	}
 	s.struct_size = sizeof(s);
-	if (!ret && rawstore_stat(st, coll, name, strlen(name), &s) == 0)
+	if (!ret && rawstore_stat(st, coll, name, strlen(name), &s) == 0) {
+		old_alloc = s.allocated;
 		ret = rawstore_txn_remove(t, coll, name, strlen(name));
+	}
 	if (!ret)
 		ret = rawstore_txn_touch(t, coll, name, strlen(name));
 	for (off = 0; !ret && off < len; off += chunk) {
@@ -1047,8 +1336,12 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	if (ret) {
 		fail_dev(c, argv[optind], "building the transaction", ret);
 		ret = 1;
+	} else if (interrupted) {
+		ret = 1;	/* not submitted: nothing written */
 	} else {
-		ret = submit(c, argv, st, t);
+		ret = submit(c, argv, st, t, &err);
+		if (err == -ENOSPC)
+			put_enospc(c, argv, st, coll, name, len, old_alloc);
 	}
 	rawstore_txn_free(t);
 	o = close_store(c, argv[optind], st);
@@ -1077,6 +1370,8 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 			return ret;
 	}
 	ret = want_args(c, argc, argv, 4, 1 << 20);
+	if (!ret)
+		ret = check_names(c, argc, argv, true);
 	if (ret)
 		return ret;
 	ret = open_store(c, argv, &oo, &st);
@@ -1099,8 +1394,8 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 	if (ret < 0) {
 		fail_dev(c, argv[optind], "building the transaction", ret);
 		ret = 1;
-	} else if (!ret) {
-		ret = submit(c, argv, st, t);
+	} else if (!ret && !interrupted) {
+		ret = submit(c, argv, st, t, NULL);
 	}
 	rawstore_txn_free(t);
 	o = close_store(c, argv[optind], st);
@@ -1159,7 +1454,7 @@ static int cmd_rename(const struct cmd *c, int argc, char **argv)
 			fail_dev(c, argv[optind], "building the transaction", ret);
 			ret = 1;
 		} else {
-			ret = submit(c, argv, st, t);
+			ret = submit(c, argv, st, t, NULL);
 		}
 		rawstore_txn_free(t);
 	}
@@ -1167,6 +1462,68 @@ static int cmd_rename(const struct cmd *c, int argc, char **argv)
 	if (!ret && !o)
 		printf("renamed %s/%s to %s/%s\n", sc, sn, dc, dn);
 	return ret ? 1 : o;
+}
+
+/* Remove an empty collection, in one transaction. */
+static int cmd_rmcoll(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	struct rawstore_open_opts oo;
+	struct rawstore_txn *t = NULL;
+	struct rawstore *st;
+	const char *coll;
+	int o, ret, err = 0;
+
+	rawstore_open_opts_init(&oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c);
+		ret = opt_open_policy(c, o, &oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = want_args(c, argc, argv, 3, 3);
+	if (!ret)
+		ret = check_names(c, argc, argv, false);
+	if (ret)
+		return ret;
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	coll = argv[optind + 2];
+	ret = rawstore_coll_exists(st, coll);
+	if (ret <= 0) {
+		fprintf(stderr, "rawstore %s: %s: collection %s: %s\n", c->name, argv[optind],
+			coll, rawstore_strerror(ret ? ret : -ENOENT));
+		ret = 1;
+		goto out_close;
+	}
+	ret = rawstore_txn_new(&t);
+	if (!ret)
+		ret = rawstore_txn_coll_remove(t, coll);
+	if (ret) {
+		fail_dev(c, argv[optind], "building the transaction", ret);
+		ret = 1;
+	} else if (!interrupted) {
+		ret = rawstore_submit(st, t);
+		err = ret;
+		if (ret == -ENOTEMPTY)
+			fprintf(stderr, "rawstore %s: %s: collection %s is not empty: remove its "
+				"objects first ('rawstore ls' lists them, 'rawstore rm' removes "
+				"them)\n", c->name, argv[optind], coll);
+		else if (ret)
+			fprintf(stderr, "rawstore %s: %s: removing collection %s: %s\n", c->name,
+				argv[optind], coll, rawstore_strerror(ret));
+		ret = ret ? 1 : 0;
+	}
+	rawstore_txn_free(t);
+out_close:
+	o = close_store(c, argv[optind], st);
+	if (!ret && !o && !err && !interrupted)
+		printf("removed collection %s\n", coll);
+	return ret ? ret : o;
 }
 
 /* ---- reclaim and prepare: progress and summary ---- */
@@ -1283,6 +1640,7 @@ static int cmd_run(const struct cmd *c, int argc, char **argv, bool reclaim)
 		so.progress = progress_cb;
 		so.progress_arg = &pr;
 	}
+	so.stop = &interrupted;
 	oo.read_only = so.dry_run && !oo.zero_policy && !oo.punch_policy;
 	ret = open_store(c, argv, &oo, &st);
 	if (ret)
@@ -1349,7 +1707,8 @@ static const struct cmd cmd_table[] = {
 	  "[--prealloc none|unwritten|write-zeroes|stale] [--journal device|rocksdb] "
 	  "[--journal-size N] " POLICY_SYNOPSIS " [--force] DEV META",
 	  "create a store",
-	  "  --min-alloc N     allocation unit in bytes (power of two, default 4k)\n"
+	  "  --min-alloc N     allocation unit in bytes (a power of two, 4k to 16m,\n"
+	  "                    default 4k)\n"
 	  "  --csum-block N    checksum block in bytes (divides the unit, default 4k)\n"
 	  "  --inline-max N    objects up to N bytes stay in RocksDB (default 4k, 0 off)\n"
 	  "  --size N          use only the first N bytes of DEV\n"
@@ -1361,11 +1720,14 @@ static const struct cmd cmd_table[] = {
 	  "  --journal-size N  the device journal's bytes (default 1/64 of DEV,\n"
 	  "                    4m to 256m)\n"
 	  POLICY_HELP
-	  "  -f, --force       overwrite an existing store or another signature\n", NULL },
+	  "  -f, --force       overwrite an existing store, file system or partition\n"
+	  "                    table on DEV, and a META that is not empty\n", NULL },
 	{ "fsck", cmd_fsck, "[--deep] [--repair] [--rebuild-freelist] [--json] DEV META",
 	  "check the store (exit status 4 if problems remain)",
 	  "  --deep            read every extent and verify its checksums\n"
-	  "  --repair          return leaked space and delete orphaned records\n"
+	  "  --repair          return leaked space, delete orphaned records, rewrite\n"
+	  "                    damaged superblock copies (from META's copy when both\n"
+	  "                    are lost)\n"
 	  "  --rebuild-freelist  rebuild the free list from the object records\n"
 	  "  --json            print the problems and counts as JSON\n", NULL },
 	{ "statfs", cmd_statfs, "[--json] DEV META",
@@ -1381,12 +1743,21 @@ static const struct cmd cmd_table[] = {
 	  "  --json            print as JSON\n", NULL },
 	{ "ls", cmd_ls, "DEV META [COLL]", "list the collections, or the objects of COLL", "",
 	  NULL },
-	{ "stat", cmd_stat, "DEV META COLL NAME", "one object's size and allocation", "", NULL },
-	{ "cat", cmd_cat, "[--output FILE] DEV META COLL NAME",
+	{ "stat", cmd_stat, "[--extents] DEV META COLL NAME", "one object's size and allocation",
+	  "  --extents         list its extents (offset, length, device offset) and\n"
+	  "                    verify their checksums (exit status 4 if one is bad)\n", NULL },
+	{ "cat", cmd_cat, "[--output FILE] [--offset N] [--length N] DEV META COLL NAME",
 	  "write an object's data to stdout or FILE",
-	  "  -o, --output FILE write to FILE instead of stdout\n", NULL },
-	{ "get", cmd_cat, "[--output FILE] DEV META COLL NAME", "alias of cat",
-	  "  -o, --output FILE write to FILE instead of stdout\n", "cat" },
+	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
+	  "                    once the whole object is written)\n"
+	  "  --offset N        start at byte N of the object (default 0)\n"
+	  "  --length N        at most N bytes (default: to the end)\n", NULL },
+	{ "get", cmd_cat, "[--output FILE] [--offset N] [--length N] DEV META COLL NAME",
+	  "alias of cat",
+	  "  -o, --output FILE write to FILE instead of stdout (FILE is replaced only\n"
+	  "                    once the whole object is written)\n"
+	  "  --offset N        start at byte N of the object (default 0)\n"
+	  "  --length N        at most N bytes (default: to the end)\n", "cat" },
 	{ "put", cmd_put, POLICY_SYNOPSIS " DEV META COLL NAME [FILE]",
 	  "store FILE (or stdin) as object NAME in one transaction",
 	  POLICY_HELP, NULL },
@@ -1395,6 +1766,8 @@ static const struct cmd cmd_table[] = {
 	{ "rename", cmd_rename, POLICY_SYNOPSIS " DEV META COLL NAME NEW_COLL NEW_NAME",
 	  "move an object to a new name (and collection), replacing one there",
 	  POLICY_HELP, NULL },
+	{ "rmcoll", cmd_rmcoll, POLICY_SYNOPSIS " DEV META COLL",
+	  "remove an empty collection", POLICY_HELP, NULL },
 	{ "reclaim", cmd_reclaim, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
 	  "punch freed ranges not yet punched (give space back to the device)",
 	  RUN_HELP POLICY_HELP, NULL },
@@ -1414,6 +1787,7 @@ int main(int argc, char **argv)
 {
 	static char prog[64];
 	const struct cmd *c;
+	int ret;
 
 	if (argc < 2) {
 		fprintf(stderr, "rawstore: no command given\n");
@@ -1440,5 +1814,13 @@ int main(int argc, char **argv)
 	snprintf(prog, sizeof(prog), "rawstore %s", c->name);
 	argv[1] = prog;
 	optind = 1;
-	return c->fn(c, argc - 1, argv + 1);
+	signals_install();
+	ret = c->fn(c, argc - 1, argv + 1);
+	if (interrupted) {
+		/* every command closed the store before returning */
+		fprintf(stderr, "rawstore %s: interrupted by %s; the store was closed cleanly\n",
+			c->name, interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + interrupted;
+	}
+	return ret;
 }

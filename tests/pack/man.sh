@@ -81,6 +81,7 @@ declare -A struct_page=(
 	[rawstore_mkfs_opts]=rawstore_open.3 [rawstore_open_opts]=rawstore_open.3
 	[rawstore_statfs]=rawstore_statfs.3 [rawstore_info]=rawstore_statfs.3
 	[rawstore_perf]=rawstore_statfs.3 [rawstore_stat]=rawstore_read.3
+	[rawstore_extent]=rawstore_read.3
 	[rawstore_fsck_opts]=rawstore_fsck.3 [rawstore_fsck_result]=rawstore_fsck.3
 	[rawstore_fsck_problem]=rawstore_fsck.3
 	[rawstore_space_opts]=rawstore_statfs.3 [rawstore_records]=rawstore_statfs.3

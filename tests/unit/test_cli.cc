@@ -1,5 +1,6 @@
 // Checks the rawstore command: mkfs (and its refusal), statfs/info/fsck in
 // human and JSON form, ls/stat/cat, reclaim, and its exit codes.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -329,7 +330,7 @@ TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
 
 static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info", "dump",
 					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
-					 "rename", "reclaim", "prepare", "version" };
+					 "rename", "rmcoll", "reclaim", "prepare", "version" };
 
 static std::string slurp_file(const std::string &p)
 {
@@ -413,11 +414,14 @@ TEST_F(CliTest, BadArgumentsExitTwoWithUsageOnStderr)
 }
 
 /* Issue 10: a device that is not a store: every command that opens one
- * names the device and says it is not a rawstore (exit 1). */
+ * names the device and says it is not a rawstore (exit 1).  Issue 41: with
+ * the metadata of a store (which keeps a copy of its superblock), it may
+ * be that store's device with both superblocks lost: the message says
+ * so, and names fsck --repair and the device path, not mkfs. */
 TEST_F(CliTest, NotAStoreIsNamed)
 {
 	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
-	std::string other = tmp.path + "/zeros";
+	std::string other = tmp.path + "/zeros", nometa = tmp.path + "/nometa";
 	ASSERT_EQ(make_file(other, 16 << 20), 0);
 	const char *cmds[] = { "statfs", "df",	 "info",    "dump",    "ls",
 			       "fsck",	 "reclaim", "prepare", "stat c o", "cat c o",
@@ -426,10 +430,20 @@ TEST_F(CliTest, NotAStoreIsNamed)
 		std::string a = c.substr(0, c.find(' ')), rest;
 		if (c.find(' ') != std::string::npos)
 			rest = c.substr(c.find(' '));
-		EXPECT_EQ(Run(a + " " + other + " " + meta + rest + " < /dev/null"), 1) << c;
+		EXPECT_EQ(Run(a + " " + other + " " + nometa + rest + " < /dev/null"), 1) << c;
 		EXPECT_NE(out.find("rawstore " + a + ": " + other + " is not a rawstore"),
 			  std::string::npos)
 			<< c << ": " << out;
+		EXPECT_EQ(Run(a + " " + other + " " + meta + rest + " < /dev/null"),
+			  a == "fsck" ? 4 : 1)
+			<< c;
+		EXPECT_NE(out.find("both superblock copies are missing, but the metadata in " +
+				   meta + " holds a copy: if this is that store's device, "
+				   "'rawstore fsck --repair' rewrites them"),
+			  std::string::npos)
+			<< c << ": " << out;
+		EXPECT_NE(out.find("check the device path"), std::string::npos) << c << ": " << out;
+		EXPECT_EQ(out.find("create one with"), std::string::npos) << c << ": " << out;
 	}
 	EXPECT_EQ(Run("statfs " + dev + " " + tmp.path + "/nometa"), 1);
 	EXPECT_NE(out.find(dev + ": open: "), std::string::npos) << out;
@@ -580,4 +594,474 @@ TEST_F(CliTest, RenameMovesAnObject)
 	ASSERT_EQ(Run("ls " + DM() + " live"), 0);
 	EXPECT_EQ(out, "obj\n");
 	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+}
+
+/* The names in directory @d, sorted. */
+static std::string dir_names(const std::string &d)
+{
+	std::string o;
+	sh("ls -A " + d, &o);
+	return o;
+}
+
+/*
+ * Issue 41 item 1: get -o FILE leaves FILE untouched (content and mode)
+ * when the read fails, and leaves no temporary beside it; a read that
+ * succeeds replaces FILE with the object, keeping FILE's mode.
+ */
+TEST_F(CliTest, GetToFileKeepsFileWhenTheReadFails)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(300000, 3), od = tmp.path + "/out", fo = od + "/file";
+	ASSERT_EQ(mkdir(od.c_str(), 0755), 0);
+	{
+		FILE *f = fopen(fo.c_str(), "wb");
+		ASSERT_NE(f, nullptr);
+		fputs("precious\n", f);
+		fclose(f);
+	}
+	ASSERT_EQ(chmod(fo.c_str(), 0640), 0);
+	EXPECT_EQ(Run("get -o " + fo + " " + DM() + " c missing"), 1) << out;
+	EXPECT_NE(out.find("object c/missing: "), std::string::npos) << out;
+	EXPECT_EQ(slurp_file(fo), "precious\n");
+	EXPECT_EQ(dir_names(od), "file\n");
+	EXPECT_EQ(Run("cat --output " + fo + " " + DM() + " c missing"), 1) << out;
+	EXPECT_EQ(slurp_file(fo), "precious\n");
+
+	ASSERT_EQ(Run("put " + DM() + " c o < /dev/null"), 0) << out;
+	std::string fi = tmp.path + "/in";
+	{
+		FILE *f = fopen(fi.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + fi), 0) << out;
+	ASSERT_EQ(Run("get -o " + fo + " " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(fo) == d);
+	struct stat sb;
+	ASSERT_EQ(stat(fo.c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_mode & 07777, 0640u);
+	EXPECT_EQ(dir_names(od), "file\n");
+	/* a new FILE is created; a FILE in a missing directory is an error */
+	ASSERT_EQ(Run("get -o " + od + "/new " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(od + "/new") == d);
+	EXPECT_EQ(Run("get -o " + od + "/no/such " + DM() + " c o"), 1) << out;
+	EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
+}
+
+/* Overwrite both superblock copies of @dev: with zeros, or (@flip) one byte
+ * flipped, so the magic stays and the crc fails. */
+static void damage_supers(const std::string &dev, bool flip)
+{
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	for (off_t off : { (off_t)0, (off_t)(512 * 1024) }) {
+		char b[4096];
+		ASSERT_EQ(pread(fd, b, sizeof(b), off), (ssize_t)sizeof(b));
+		if (flip)
+			b[40] ^= 1;
+		else
+			memset(b, 0, sizeof(b));
+		ASSERT_EQ(pwrite(fd, b, sizeof(b), off), (ssize_t)sizeof(b));
+	}
+	close(fd);
+}
+
+/*
+ * Issue 41 item 2: with both device superblock copies gone (zeroed) or
+ * corrupt (magic right, crc wrong), commands point at fsck --repair, never
+ * at mkfs; fsck --repair rewrites both copies from META's copy, and every
+ * object reads back byte for byte.
+ */
+TEST_F(CliTest, FsckRepairRebuildsLostSuperblocksFromMeta)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::vector<std::string> data = { pattern(3 << 20, 1), pattern(100, 2),
+					   pattern(100000, 3), pattern(65536, 4) };
+	for (size_t i = 0; i < data.size(); i++) {
+		std::string f = tmp.path + "/in";
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(data[i].data(), 1, data[i].size(), fp);
+		fclose(fp);
+		ASSERT_EQ(Run("put " + DM() + " c o" + std::to_string(i) + " " + f), 0) << out;
+	}
+	for (bool flip : { false, true }) {
+		SCOPED_TRACE(flip ? "crc wrong" : "zeroed");
+		damage_supers(dev, flip);
+		EXPECT_EQ(Run("statfs " + DM()), 1) << out;
+		EXPECT_NE(out.find("'rawstore fsck --repair'"), std::string::npos) << out;
+		EXPECT_EQ(out.find("create one with"), std::string::npos) << out;
+		EXPECT_EQ(Run("fsck " + DM()), 4) << out;
+		EXPECT_NE(out.find("fsck --repair"), std::string::npos) << out;
+		ASSERT_EQ(Run("fsck --repair " + DM()), 0) << out;
+		EXPECT_NE(out.find("(repaired): primary superblock copy is damaged or stale"),
+			  std::string::npos)
+			<< out;
+		EXPECT_NE(out.find("(repaired): backup superblock copy is damaged or stale"),
+			  std::string::npos)
+			<< out;
+		ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+		EXPECT_NE(out.find("4 objects"), std::string::npos) << out;
+		EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+		for (size_t i = 0; i < data.size(); i++) {
+			ASSERT_EQ(RunOut("get " + DM() + " c o" + std::to_string(i)), 0);
+			EXPECT_TRUE(out == data[i]) << "object " << i << " differs";
+		}
+	}
+}
+
+/* Issue 41 item 2: META's copy is not written to a device it does not fit
+ * (here one smaller than the store): fsck --repair refuses, saying so, and
+ * writes nothing. */
+TEST_F(CliTest, FsckRepairRefusesASuperblockCopyThatDoesNotFit)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	damage_supers(dev, false);
+	ASSERT_EQ(truncate(dev.c_str(), 32 << 20), 0);
+	std::string before = file_bytes(dev);
+	EXPECT_EQ(Run("fsck --repair " + DM()), 1) << out;
+	EXPECT_NE(out.find("does not fit this device"), std::string::npos) << out;
+	EXPECT_NE(out.find("made for 67108864"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(dev) == before);
+}
+
+/* Start "rawstore @args" with stdout and stderr to @log (and stdin from
+ * @in, if given); its pid. */
+static pid_t spawn_cli(const std::string &args, const std::string &log, const std::string &in = "")
+{
+	std::string cmd = "exec " + std::string(RAWSTORE_CLI) + " " + args + " >" + log + " 2>&1" +
+			  (in.empty() ? "" : " <" + in);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* A number of statfs --json's output. */
+static uint64_t json_u64(const std::string &j, const std::string &key)
+{
+	size_t p = j.find("\"" + key + "\": ");
+	return p == std::string::npos ? UINT64_MAX : strtoull(j.c_str() + p + key.size() + 4,
+							      nullptr, 10);
+}
+
+/*
+ * Issue 41 item 4: SIGINT during a slow reclaim stops it at the end of a
+ * round: exit 130, the store closed cleanly: what was punched is zeroed
+ * free space, the rest still pending punch, nothing left in flight or
+ * turned dirty; fsck finds nothing.
+ */
+TEST_F(CliTest, SigintStopsReclaimAndClosesTheStore)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string f = tmp.path + "/in", log = tmp.path + "/log";
+	{
+		std::string d = pattern(16 << 20, 5);
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c big " + f), 0) << out;
+	ASSERT_EQ(Run("rm " + DM() + " c big"), 0) << out;
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	std::string before = out;
+	ASSERT_EQ(json_u64(before, "unpunched"), 16u << 20) << before;
+
+	/* 1 MiB/s: 16 s for all of it; stop it after two rounds */
+	pid_t pid = spawn_cli("reclaim --progress --rate 1m " + DM(), log);
+	ASSERT_GT(pid, 0);
+	for (int i = 0; i < 200; i++) {
+		std::string l = slurp_file(log);
+		size_t first = l.find("reclaim: ");
+		if (first != std::string::npos && l.find("reclaim: ", first + 1) != std::string::npos)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(kill(pid, SIGINT), 0);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	std::string l = slurp_file(log);
+	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
+	EXPECT_EQ(WEXITSTATUS(status), 130) << l;
+	EXPECT_NE(l.find("interrupted by SIGINT; the store was closed cleanly"), std::string::npos)
+		<< l;
+
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	uint64_t punched = json_u64(before, "unpunched") - json_u64(out, "unpunched");
+	EXPECT_GT(punched, 0u) << out;
+	EXPECT_GT(json_u64(out, "unpunched"), 0u) << "it was not stopped: " << out;
+	EXPECT_NE(l.find("punched " + std::to_string(punched) + " bytes"), std::string::npos) << l;
+	EXPECT_EQ(json_u64(out, "free"), json_u64(before, "free"));
+	EXPECT_EQ(json_u64(out, "zeroed"), json_u64(before, "zeroed") + punched) << out;
+	EXPECT_EQ(json_u64(out, "dirty"), json_u64(before, "dirty") - punched) << out;
+	EXPECT_EQ(json_u64(out, "in_flight"), 0u) << out;
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
+	EXPECT_NE(out.find("0 problems"), std::string::npos) << out;
+}
+
+/* Issue 41 item 4: SIGTERM while put waits for its input: exit 143,
+ * nothing written, the store closed. */
+TEST_F(CliTest, SigtermStopsPutReadingStdin)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string fifo = tmp.path + "/fifo", log = tmp.path + "/log";
+	ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+	pid_t pid = spawn_cli("put " + DM() + " c o", log, fifo);
+	ASSERT_GT(pid, 0);
+	int wfd = open(fifo.c_str(), O_WRONLY);	/* waits for the reader */
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(write(wfd, "some", 4), 4);
+	usleep(200000);
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	int status;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	close(wfd);
+	std::string l = slurp_file(log);
+	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
+	EXPECT_EQ(WEXITSTATUS(status), 143) << l;
+	EXPECT_NE(l.find("interrupted by SIGTERM"), std::string::npos) << l;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, "");
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
+}
+
+/*
+ * Issue 41 item 5: a replacement that does not fit says what the new copy
+ * needs and what is free, and that the old copy is freed only with the
+ * new one written; the old object is untouched.
+ */
+TEST_F(CliTest, PutWithoutRoomSaysWhatItNeeds)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string a = pattern(36 << 20, 1), b = pattern(36 << 20, 2);
+	std::string fa = tmp.path + "/a", fb = tmp.path + "/b";
+	for (auto &p : { std::make_pair(fa, &a), std::make_pair(fb, &b) }) {
+		FILE *f = fopen(p.first.c_str(), "wb");
+		fwrite(p.second->data(), 1, p.second->size(), f);
+		fclose(f);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + fa), 0) << out;
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	uint64_t free_b = json_u64(out, "free");
+	ASSERT_LT(free_b, 36u << 20) << out;
+	EXPECT_EQ(Run("put " + DM() + " c o " + fb), 1) << out;
+	EXPECT_NE(out.find("No space left on device"), std::string::npos) << out;
+	EXPECT_NE(out.find("c/o needs 37748736 bytes (36.0 MiB) of free space for its data; " +
+			   std::to_string(free_b) + " bytes"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("the copy it replaces (37748736 bytes, 36.0 MiB) is freed only when "
+			   "the new one is written"),
+		  std::string::npos)
+		<< out;
+	ASSERT_EQ(RunOut("get " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == a) << "the old object changed";
+	/* a new object that does not fit: no word about a replaced copy */
+	EXPECT_EQ(Run("put " + DM() + " c p " + fb), 1) << out;
+	EXPECT_NE(out.find("c/p needs 37748736 bytes"), std::string::npos) << out;
+	EXPECT_EQ(out.find("replaces"), std::string::npos) << out;
+}
+
+/*
+ * Issue 41 item 6: an allocation unit that is not a power of two of at
+ * least 4096 bytes, and a collection name the store cannot hold, are
+ * usage errors (exit 2) that say the rule, and change nothing.
+ */
+TEST_F(CliTest, BadUnitsAndLongCollectionNamesAreUsageErrors)
+{
+	for (const char *a : { "3000", "2048", "12k", "32m" }) {
+		EXPECT_EQ(Run(std::string("mkfs --min-alloc ") + a + " " + DM()), 2) << a;
+		EXPECT_NE(out.find(std::string("--min-alloc ") + a +
+				   ": the allocation unit must be a power of two, at least 4096"),
+			  std::string::npos)
+			<< out;
+		EXPECT_NE(out.find("usage: rawstore mkfs"), std::string::npos) << out;
+	}
+	EXPECT_EQ(Run("mkfs --csum-block 3000 " + DM()), 2) << out;
+	EXPECT_NE(out.find("must be a power of two"), std::string::npos) << out;
+	EXPECT_EQ(Run("mkfs --min-alloc 4k --csum-block 8k " + DM()), 2) << out;
+	EXPECT_NE(out.find("it must divide it"), std::string::npos) << out;
+	struct stat sb;
+	EXPECT_NE(stat(meta.c_str(), &sb), 0) << "the metadata dir was created";
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+
+	std::string lc(256, 'c');
+	for (std::string cmd : { "put DM " + lc + " o", "get DM " + lc + " o",
+				 "stat DM " + lc + " o", "rm DM " + lc + " o", "ls DM " + lc }) {
+		cmd.replace(cmd.find("DM"), 2, DM());
+		EXPECT_EQ(Run(cmd + " < /dev/null"), 2) << cmd;
+		EXPECT_NE(out.find("collection name must have 1 to 255 bytes (it has 256)"),
+			  std::string::npos)
+			<< out;
+	}
+	/* 255 bytes is fine */
+	ASSERT_EQ(Run("put " + DM() + " " + std::string(255, 'c') + " o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, std::string(255, 'c') + "\n");
+}
+
+/* Issue 41 item 2: META's superblock copy is written only to the store's
+ * own device: on another device of the same size (here all zeros) the
+ * objects' checksums do not match, so fsck --repair writes nothing at all
+ * (not even the open's own writes) and says why (exit 4). */
+TEST_F(CliTest, FsckRepairLeavesAnotherDeviceAlone)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string f = tmp.path + "/in", other = tmp.path + "/other";
+	{
+		std::string d = pattern(200000, 9);
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(make_file(other, 64 << 20), 0);
+	std::string before = file_bytes(other);
+	EXPECT_EQ(Run("fsck --repair " + other + " " + meta), 4) << out;
+	EXPECT_NE(out.find("the metadata's copy is not used: 49 checksum blocks of object data "
+			   "on " + other + " do not match the metadata in " + meta +
+			   "; is this the store's device? Nothing was written"),
+		  std::string::npos)
+		<< out;
+	EXPECT_EQ(out.find("(repaired)"), std::string::npos) << out;
+	EXPECT_TRUE(file_bytes(other) == before) << "fsck wrote to another device";
+	/* the store itself is untouched and still clean */
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+}
+
+/*
+ * Issue 41 item 7: get --offset/--length reads a range: the bytes asked
+ * for, cut at the object's end; an offset past the end gives nothing;
+ * --length 0 and a bad size are usage errors.
+ */
+TEST_F(CliTest, GetReadsARange)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(3 << 20, 4), f = tmp.path + "/in", fo = tmp.path + "/out";
+	{
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(RunOut("get --offset 1000 --length 5000 " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(1000, 5000)) << out.size();
+	/* more than one read (1 MiB each), from an unaligned offset */
+	ASSERT_EQ(RunOut("cat --offset 12345 --length 2m " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(12345, 2 << 20)) << out.size();
+	ASSERT_EQ(RunOut("get --offset 3m " + DM() + " c o"), 0);
+	EXPECT_EQ(out, "");
+	ASSERT_EQ(RunOut("get --offset 3145000 --length 1m " + DM() + " c o"), 0);
+	EXPECT_TRUE(out == d.substr(3145000)) << out.size();
+	ASSERT_EQ(Run("get -o " + fo + " --length 10 " + DM() + " c o"), 0) << out;
+	EXPECT_TRUE(slurp_file(fo) == d.substr(0, 10));
+	EXPECT_EQ(Run("get --length 0 " + DM() + " c o"), 2) << out;
+	EXPECT_NE(out.find("--length must be at least 1"), std::string::npos) << out;
+	EXPECT_EQ(Run("get --offset 1x " + DM() + " c o"), 2) << out;
+	EXPECT_NE(out.find("not a size"), std::string::npos) << out;
+}
+
+/*
+ * Issue 41 item 7: rmcoll removes an empty collection; it refuses one
+ * that holds objects (saying so, removing nothing) and a missing one.
+ */
+TEST_F(CliTest, RmcollRemovesOnlyAnEmptyCollection)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	ASSERT_EQ(Run("put " + DM() + " full o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("put " + DM() + " empty o < /dev/null"), 0) << out;
+	ASSERT_EQ(Run("rm " + DM() + " empty o"), 0) << out;
+	EXPECT_EQ(Run("rmcoll " + DM() + " full"), 1) << out;
+	EXPECT_NE(out.find("collection full is not empty: remove its objects first"),
+		  std::string::npos)
+		<< out;
+	EXPECT_EQ(Run("rmcoll " + DM() + " nosuch"), 1) << out;
+	EXPECT_NE(out.find("collection nosuch: "), std::string::npos) << out;
+	ASSERT_EQ(Run("rmcoll " + DM() + " empty"), 0) << out;
+	EXPECT_NE(out.find("removed collection empty"), std::string::npos) << out;
+	ASSERT_EQ(Run("ls " + DM()), 0) << out;
+	EXPECT_EQ(out, "full\n");
+	ASSERT_EQ(RunOut("statfs --json " + DM()), 0) << out;
+	EXPECT_EQ(json_u64(out, "collections"), 1u) << out;
+	EXPECT_EQ(Run("rmcoll " + DM()), 2) << out;
+	ASSERT_EQ(Run("fsck " + DM()), 0) << out;
+}
+
+/* The "extent ..." lines of stat --extents: {offset, length, device offset}. */
+static std::vector<std::vector<uint64_t>> extent_lines(const std::string &o, std::string *csum)
+{
+	std::vector<std::vector<uint64_t>> v;
+	size_t p = 0;
+	while ((p = o.find("extent offset ", p)) != std::string::npos) {
+		unsigned long long a, b, c, d;
+		char st[32];
+		if (sscanf(o.c_str() + p,
+			   "extent offset %llu length %llu device_offset %llu csum_blocks %llu "
+			   "checksums %31s",
+			   &a, &b, &c, &d, st) == 5) {
+			v.push_back({ a, b, c, d });
+			*csum += std::string(st) + " ";
+		}
+		p++;
+	}
+	return v;
+}
+
+/*
+ * Issue 41 item 7: stat --extents lists each extent (object offset,
+ * length, device offset, checksum blocks) with its checksums verified:
+ * they tile the object and its allocation inside the data area; after a
+ * byte of one extent is flipped on the device, that extent reports one
+ * bad block and stat exits 4.  An inline object has no extent.
+ */
+TEST_F(CliTest, StatExtentsShowsPlacementAndChecksums)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	std::string d = pattern(3 << 20, 6), f = tmp.path + "/in";
+	{
+		FILE *fp = fopen(f.c_str(), "wb");
+		fwrite(d.data(), 1, d.size(), fp);
+		fclose(fp);
+	}
+	ASSERT_EQ(Run("put " + DM() + " c o " + f), 0) << out;
+	ASSERT_EQ(RunOut("info --json " + DM()), 0) << out;
+	uint64_t data_start = json_u64(out, "data_start");
+	ASSERT_EQ(RunOut("stat --extents " + DM() + " c o"), 0) << out;
+	std::string csum;
+	auto ex = extent_lines(out, &csum);
+	ASSERT_FALSE(ex.empty()) << out;
+	EXPECT_NE(out.find("extents " + std::to_string(ex.size()) + "\n"), std::string::npos) << out;
+	uint64_t next = 0;
+	for (auto &e : ex) {
+		EXPECT_EQ(e[0], next) << out;
+		EXPECT_GE(e[2], data_start) << out;
+		EXPECT_EQ(e[3], e[1] / 4096) << out;
+		next = e[0] + e[1];
+	}
+	EXPECT_EQ(next, 3u << 20) << out;
+	EXPECT_EQ(csum.find("bad"), std::string::npos) << csum;
+
+	/* flip a byte in the second checksum block of the first extent */
+	int fd = open(dev.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	char b;
+	ASSERT_EQ(pread(fd, &b, 1, (off_t)ex[0][2] + 5000), 1);
+	b ^= 0x20;
+	ASSERT_EQ(pwrite(fd, &b, 1, (off_t)ex[0][2] + 5000), 1);
+	close(fd);
+	EXPECT_EQ(Run("stat --extents " + DM() + " c o"), 4) << out;
+	csum.clear();
+	auto ex2 = extent_lines(out, &csum);
+	ASSERT_EQ(ex2.size(), ex.size()) << out;
+	EXPECT_EQ(csum.rfind("1 ", 0), 0u) << csum;
+	EXPECT_NE(out.find("checksums 1 bad\n"), std::string::npos) << out;
+	EXPECT_NE(out.find("object c/o: 1 checksum blocks do not match"), std::string::npos)
+		<< out;
+
+	ASSERT_EQ(Run("put " + DM() + " c small < /dev/null"), 0) << out;
+	ASSERT_EQ(RunOut("stat --extents " + DM() + " c small"), 0) << out;
+	EXPECT_EQ(out.find("extent offset"), std::string::npos) << out;
+	EXPECT_NE(out.find("extents 0\n"), std::string::npos) << out;
 }

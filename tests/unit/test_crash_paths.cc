@@ -321,7 +321,9 @@ TEST_F(CrashPathTest, FreelistRebuildInterrupted)
 	ExpectRecovered();
 }
 
-/* mkfs dies after the metadata, before any superblock: "not a store". */
+/* mkfs dies after the metadata, before any superblock: not a usable
+ * store; since the metadata holds the superblock's copy, open names fsck
+ * --repair (issue 41), and mkfs is refused until forced. */
 TEST_F(CrashPathTest, MkfsBeforeSuperblock)
 {
 	CloseStore();
@@ -333,8 +335,11 @@ TEST_F(CrashPathTest, MkfsBeforeSuperblock)
 	});
 	ASSERT_EQ(r, RS_CRASH_EXIT);
 	meta = meta2;
-	EXPECT_EQ(Open(), -EMEDIUMTYPE);
-	EXPECT_NE(std::string(rawstore_errmsg()).find("no rawstore superblock"),
+	EXPECT_EQ(Open(), -EUCLEAN);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("both superblock copies are missing"),
+		  std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_NE(std::string(rawstore_errmsg()).find("'rawstore fsck --repair'"),
 		  std::string::npos)
 		<< rawstore_errmsg();
 	st = nullptr;

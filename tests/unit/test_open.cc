@@ -28,6 +28,19 @@ static void reseal(struct rs_disk_super *sb)
 				       0xffffffffu));
 }
 
+static std::string file_content(const std::string &p)
+{
+	std::string s;
+	FILE *f = fopen(p.c_str(), "rb");
+	char buf[65536];
+	size_t n;
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	if (f)
+		fclose(f);
+	return s;
+}
+
 class OpenTest : public StoreTest {
 protected:
 	void Closed()
@@ -61,8 +74,26 @@ TEST_F(OpenTest, ForeignDevice)
 	std::string junk = pattern(1 << 20, 5);
 	ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 0), (ssize_t)junk.size());
 	close(fd);
-	EXPECT_EQ(rawstore_open(other.c_str(), meta.c_str(), nullptr, &st), -EMEDIUMTYPE);
+	/* with metadata that holds no superblock copy: no store at all */
+	std::string nometa = tmp.path + "/nometa";
+	EXPECT_EQ(rawstore_open(other.c_str(), nometa.c_str(), nullptr, &st), -EMEDIUMTYPE);
 	EXPECT_NE(std::string(rawstore_errmsg()).find("no rawstore superblock"), std::string::npos);
+	/* with a store's metadata (issue 41): it may be that store's device
+	 * with both superblocks lost, so fsck --repair is named, not mkfs */
+	EXPECT_EQ(rawstore_open(other.c_str(), meta.c_str(), nullptr, &st), -EUCLEAN);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("check the device path"), std::string::npos)
+		<< rawstore_errmsg();
+	/* and repair_super does not take it for that device: its data does
+	 * not match the store's checksums; nothing is written to it */
+	std::string before = file_content(other);
+	struct rawstore_open_opts ro;
+	rawstore_open_opts_init(&ro);
+	ro.repair_super = 1;
+	EXPECT_EQ(rawstore_open(other.c_str(), meta.c_str(), &ro, &st), -EUCLEAN);
+	EXPECT_NE(std::string(rawstore_errmsg()).find("is this the store's device?"),
+		  std::string::npos)
+		<< rawstore_errmsg();
+	EXPECT_TRUE(file_content(other) == before);
 	StillIntact();
 }
 
