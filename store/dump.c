@@ -124,7 +124,7 @@ static int records_job(struct rawstore *st, void *arg)
 		r->journal_offset = js.off;
 		r->journal_size = js.len;
 		r->journal_durable_seq = js.durable_seq;
-		r->journal_start = js.durable_next;
+		r->journal_start = js.trim_next;
 		r->journal_replayed = js.records;
 		r->journal_replayed_bytes = js.bytes;
 		r->journal_last_seq = js.last_seq;

@@ -410,9 +410,10 @@ struct rawstore_records {
 	const char *punch_policy;	/* as recorded */
 	const char *prealloc_policy;	/* as recorded */
 	/* The device journal (all 0 with RocksDB's WAL).  At open, "J" said
-	 * RocksDB held every record up to journal_durable_seq and replay
-	 * started at journal_start (bytes since mkfs); it found
-	 * journal_replayed records (journal_replayed_bytes) after it.  A
+	 * RocksDB held every record up to journal_durable_seq; replay
+	 * started at journal_start (bytes since mkfs: the synced trim point
+	 * "T", applying the records up to J again) and found
+	 * journal_replayed records (journal_replayed_bytes) after J.  A
 	 * read-only open lays them over RocksDB; a read-write open applied
 	 * them.  journal_dropped: the last record's new data did not read
 	 * back, so it was dropped (never acknowledged).  journal_last_seq and
