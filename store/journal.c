@@ -662,14 +662,20 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 	jp.next = htole64(pos + rlen);
 	memcpy(bcopy + blen - sizeof(jp), &jp, sizeof(jp));
 	if (nesc) {
-		uint32_t *idx = (uint32_t *)(buf + body0);
+		uint32_t *idx = malloc(nesc * sizeof(*idx)), k;
 
+		if (!idx) {
+			free(buf);
+			return NULL;
+		}
 		/* "J" is no magic, so the blocks are those counted before */
 		find_escapes(d, bd, body0, idx);
 		for (i = 0; i < nesc; i++) {
 			memset(buf + (uint64_t)idx[i] * RS_JREC_ALIGN, 0, 8);
-			idx[i] = htole32(idx[i]);
+			k = htole32(idx[i]);
+			memcpy(buf + body0 + 4 * i, &k, 4);	/* unaligned */
 		}
+		free(idx);
 	}
 	h->crc = htole32(rs_crc32c(buf, body));
 	*body_out = body;

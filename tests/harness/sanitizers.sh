@@ -9,8 +9,9 @@
 # store and dies at a crash point (TSan does not support threads started
 # after a multi-threaded fork): the crash tests, CliReadOnlyTest,
 # ReadOnlyOpenWritesNothing..., PendingDeferredTargetNotPunched (the
-# tree_state.h helper), the JournalTest cases built on CrashChild (RocksDB's
-# background threads, once a flush starts them, outlive the parent's close)
+# tree_state.h helper), the JournalTest cases built on CrashChild or
+# DieChild (RocksDB's background threads, once a flush starts them, outlive
+# the parent's close)
 # and crc32c.tables (StoreTest, FsckTest and a
 # ModelTest again with the table checksums: over its 300 s under TSan,
 # while each of its tests runs on its own); all of those run under ASan. The
@@ -27,7 +28,7 @@ jobs=${RAWSTORE_JOBS:-2}
 # journal.rocksdb: the whole unit suite again with RocksDB's WAL; the
 # sanitized runs cover the suite once, with the default journal.
 skip='^pack\.|^ktest\.|^journal\.rocksdb$'
-tsan_exclude=${RAWSTORE_TSAN_EXCLUDE:-'ModelTest|Crash|LargeFragmentedObject|FullDeviceIsEnospc|CliReadOnlyTest|ReadOnlyOpenWritesNothing|PendingDeferredTargetNotPunched|JournalTest\.(ReplayRestores|TornRecord|LastRecordWithLostData|DataFreedInItsOwnGroup|WrapsAndTrims|ReadOnlyOpenSees|ReusedUnitsOfAnApplied)|^crc32c\.tables$'}
+tsan_exclude=${RAWSTORE_TSAN_EXCLUDE:-'ModelTest|Crash|LargeFragmentedObject|FullDeviceIsEnospc|CliReadOnlyTest|ReadOnlyOpenWritesNothing|PendingDeferredTargetNotPunched|JournalTest\.(ReplayRestores|TornRecord|LastRecordWithLostData|DataFreedInItsOwnGroup|WrapsAndTrims|ReadOnlyOpenSees|ReusedUnitsOfAnApplied|DroppedFirstRecord|ReplayStartsAtTheSynced|ChangedNocopyBuffer|RecordBlocksNeverStart)|^crc32c\.tables$'}
 export RAWSTORE_LOAD_SECONDS=${RAWSTORE_LOAD_SECONDS:-10}
 t0=$(date +%s)
 say() { echo "[$(($(date +%s) - t0))s] $*"; }
