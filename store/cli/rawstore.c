@@ -663,16 +663,61 @@ static int cmd_statfs(const struct cmd *c, int argc, char **argv)
 	return 0;
 }
 
+/* What the open found out about zeroing, as text: "yes (probe N us)". */
+static const char *offload_text(const struct rawstore_info *i, bool probe, char *buf,
+				size_t len)
+{
+	if (!i->zero_probe_ns)
+		snprintf(buf, len, "not probed (%s)", probe ?
+			 "the pad zero policy needs no probe, or no free space to probe" :
+			 "a read-only open probes nothing: --probe opens read-write");
+	else
+		snprintf(buf, len, "%s (a 1 MiB zero-range took %llu us)",
+			 i->zero_offload ? "yes" : "no, the kernel writes zeros",
+			 (unsigned long long)(i->zero_probe_ns / 1000));
+	return buf;
+}
+
+/*
+ * info [--json] [--probe] DEV META: read-only, what was recorded and what
+ * the device reports; --probe opens read-write, so the open probes
+ * zero-range (1 MiB of free space, left as it was labelled) and the
+ * policies shown are the ones in effect after it.
+ */
 static int cmd_info(const struct cmd *c, int argc, char **argv)
 {
+	static const struct option lo[] = { { "json", no_argument, 0, 'j' },
+					    { "probe", no_argument, 0, 'p' }, HELP_OPTION,
+					    { 0, 0, 0, 0 } };
+	struct rawstore_open_opts oo;
 	struct rawstore_info i;
 	struct rawstore *st;
-	bool json;
-	int ret;
+	bool json = false, probe = false;
+	char off[128];
+	int o, ret;
 
-	ret = open_report(c, argc, argv, &json, &st);
+	while ((o = getopt_long(argc, argv, "jph", lo, NULL)) != -1) {
+		switch (o) {
+		case 'j':
+			json = true;
+			break;
+		case 'p':
+			probe = true;
+			break;
+		case 'h':
+			return cmd_help(c);
+		default:
+			return usage_error(c, NULL);
+		}
+	}
+	ret = want_args(c, argc, argv, 2, 2);
 	if (ret)
-		return ret < 0 ? 0 : ret;
+		return ret;
+	rawstore_open_opts_init(&oo);
+	oo.read_only = !probe;
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
 	i.struct_size = sizeof(i);
 	ret = rawstore_get_info(st, &i);
 	if (ret) {
@@ -689,7 +734,9 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       ", \"provision_max_bytes\": %" PRIu64 ", \"zero_policy\": \"%s\", "
 		       "\"punch_policy\": \"%s\", \"prealloc_policy\": \"%s\", \"rotational\": %s, "
 		       "\"deferred_max\": %u, \"deferred_new_max\": %u, \"journal\": \"%s\", "
-		       "\"journal_offset\": %" PRIu64 ", \"journal_size\": %" PRIu64 "}\n", i.uuid,
+		       "\"journal_offset\": %" PRIu64 ", \"journal_size\": %" PRIu64 ", "
+		       "\"zero_probed\": %s, \"zero_offload\": %s, \"zero_probe_us\": %" PRIu64
+		       ", \"provisioning\": %s}\n", i.uuid,
 		       i.format_version, i.io_engine, i.direct_io ? "true" : "false",
 		       i.is_block_device ? "true" : "false", i.write_cache ? "true" : "false",
 		       i.logical_block_size, i.min_alloc_size, i.csum_block_size, i.inline_max,
@@ -697,7 +744,9 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       i.write_zeroes_max_bytes, i.provision_max_bytes, i.zero_policy,
 		       i.punch_policy, i.prealloc_policy, i.rotational ? "true" : "false",
 		       i.deferred_max, i.deferred_new_max, i.journal, i.journal_offset,
-		       i.journal_size);
+		       i.journal_size, i.zero_probe_ns ? "true" : "false",
+		       i.zero_offload ? "true" : "false", i.zero_probe_ns / 1000,
+		       i.provisioning ? "true" : "false");
 	else
 		printf("uuid            %s\nformat version  %u\nI/O engine      %s (%s I/O, "
 		       "queue depth %u)\ndevice          %s, %" PRIu64 " bytes, logical block %u, "
@@ -706,7 +755,8 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       "\nwrite-zeroes    %" PRIu64 "\nprovision max   %" PRIu64 "\nspace policy    "
 		       "zero %s, punch %s, preallocation %s\ndeferred writes overwrites up to %u B, new "
 		       "data up to %u B (0: off; %s device)\njournal         %s (%" PRIu64
-		       " bytes at %" PRIu64 ")\n", i.uuid, i.format_version, i.io_engine,
+		       " bytes at %" PRIu64 ")\nzero offload    %s\nprovisioning    %s\n", i.uuid,
+		       i.format_version, i.io_engine,
 		       i.direct_io ? "direct" : "buffered", i.queue_depth,
 		       i.is_block_device ? "block device" : "regular file", i.device_size,
 		       i.logical_block_size, i.write_cache ? "write-back" : "write-through",
@@ -714,7 +764,9 @@ static int cmd_info(const struct cmd *c, int argc, char **argv)
 		       i.discard_max_bytes, i.write_zeroes_max_bytes, i.provision_max_bytes,
 		       i.zero_policy, i.punch_policy, i.prealloc_policy, i.deferred_max,
 		       i.deferred_new_max, i.rotational ? "rotational" : "non-rotational",
-		       i.journal, i.journal_size, i.journal_offset);
+		       i.journal, i.journal_size, i.journal_offset,
+		       offload_text(&i, probe, off, sizeof(off)),
+		       i.provisioning ? "yes: allocations are provisioned first" : "no");
 	return close_store(c, argv[optind], st);
 }
 
@@ -1735,9 +1787,11 @@ static const struct cmd cmd_table[] = {
 	  "  --json            exact byte counts as JSON (default: human sizes)\n", NULL },
 	{ "df", cmd_statfs, "[--json] DEV META", "alias of statfs",
 	  "  --json            exact byte counts as JSON (default: human sizes)\n", "statfs" },
-	{ "info", cmd_info, "[--json] DEV META",
+	{ "info", cmd_info, "[--json] [--probe] DEV META",
 	  "geometry, I/O engine, format, space policies in effect",
-	  "  --json            print as JSON\n", NULL },
+	  "  --json            print as JSON\n"
+	  "  --probe           open read-write: the open probes zero-range, and the\n"
+	  "                    policies shown are those in effect after it\n", NULL },
 	{ "dump", cmd_dump, "[--json] DEV META",
 	  "superblock and metadata summary: record counts by kind, policy, generation",
 	  "  --json            print as JSON\n", NULL },

@@ -1065,3 +1065,27 @@ TEST_F(CliTest, StatExtentsShowsPlacementAndChecksums)
 	EXPECT_EQ(out.find("extent offset"), std::string::npos) << out;
 	EXPECT_NE(out.find("extents 0\n"), std::string::npos) << out;
 }
+
+/*
+ * Issue 41: info shows the policies in effect after the open's zero-range
+ * probe, not only what was recorded: a read-only info says it probed
+ * nothing; info --probe opens read-write and shows whether zero-range is
+ * offloaded and how long the probe took (text and JSON).
+ */
+TEST_F(CliTest, InfoProbeShowsThePoliciesInEffect)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	ASSERT_EQ(RunOut("info " + DM()), 0) << out;
+	EXPECT_NE(out.find("zero offload    not probed (a read-only open"), std::string::npos)
+		<< out;
+	ASSERT_EQ(RunOut("info --probe " + DM()), 0) << out;
+	EXPECT_NE(out.find("zero offload    "), std::string::npos) << out;
+	EXPECT_NE(out.find("zero-range took "), std::string::npos) << out;
+	EXPECT_EQ(out.find("not probed"), std::string::npos) << out;
+	ASSERT_EQ(RunOut("info --probe --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"zero_probed\": true"), std::string::npos) << out;
+	EXPECT_NE(out.find("\"zero_offload\": "), std::string::npos) << out;
+	ASSERT_EQ(RunOut("info --json " + DM()), 0) << out;
+	EXPECT_NE(out.find("\"zero_probed\": false"), std::string::npos) << out;
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+}
