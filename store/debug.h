@@ -49,7 +49,9 @@ enum rs_crash {
 					 * primary */
 	RS_CRASH_JOURNAL_REPLAY = 23,	/* open: a journal record replayed into the
 					 * memtable, more to go, nothing flushed */
-	RS_CRASH_MAX = 24,
+	RS_CRASH_GROW_SUPER = 24,	/* grow: the metadata says the new size,
+					 * the device superblocks not yet */
+	RS_CRASH_MAX = 25,
 };
 
 #define RS_CRASH_EXIT 86

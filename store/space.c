@@ -701,3 +701,17 @@ int space_mkfs(struct rs_dev *d, const struct rawstore_mkfs_opts *o, uint64_t st
 	}
 	return 0;
 }
+
+int space_grow(struct rawstore *st, uint64_t off, uint64_t len)
+{
+	int ret = extset_insert(&st->freeset, off, len);
+
+	if (!ret)
+		ret = extset_insert(&st->unpunched, off, len);
+	if (!ret)
+		ret = extset_insert(&st->space->dirty, off, len);
+	if (ret)
+		return rs_err(st, -EUCLEAN, "grow: [%llu, +%llu) is already free space",
+			      (unsigned long long)off, (unsigned long long)len);
+	return 0;
+}

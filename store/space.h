@@ -157,6 +157,9 @@ void space_hold_free(struct rawstore *st, struct space_hold *h);
 /* Commit thread, after a group is durable and released: the inline punch
  * policy punches the freed ranges now; the worker is kicked. */
 void space_after_commit(struct rawstore *st);
+/* Commit thread (a job): [@off, +@len) past the data area joins the free
+ * list, dirty and unpunched; its "F" and "P" records go into st->wb. */
+int space_grow(struct rawstore *st, uint64_t off, uint64_t len);
 /* Does space_after_commit() commit through st->wb (the inline punch
  * policy)?  Then it runs only between groups. */
 bool space_punches_inline(const struct rawstore *st);

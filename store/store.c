@@ -630,11 +630,37 @@ static int count_prefix(struct rawstore *st, char type, uint64_t *out)
 	return ret;
 }
 
-static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
+/* Both device superblocks := @sb, flushed. */
+static int supers_write(struct rawstore *st, const struct rs_disk_super *sb)
 {
-	struct rs_counts_rec counts;
-	uint64_t shared;
-	struct rs_disk_super msb;
+	int ret = super_write(st->dev, RS_SB_PRIMARY_OFFSET, sb);
+
+	if (!ret)
+		ret = super_write(st->dev, RS_SB_BACKUP_OFFSET, sb);
+	if (!ret && dev_flush(st->dev) < 0)
+		ret = -EIO;
+	return ret;
+}
+
+/*
+ * Does the metadata's superblock copy @msb differ from the device's only
+ * by a larger device size that the device has?  That is a grow that
+ * committed its metadata and stopped before the device superblocks.
+ */
+static bool grow_interrupted(struct rawstore *st, const struct rs_disk_super *msb)
+{
+	struct rs_disk_super a = *msb, b = st->sb;
+
+	a.device_size = b.device_size = 0;
+	a.crc = b.crc = 0;
+	return !memcmp(&a, &b, sizeof(a)) &&
+	       le64toh(msb->device_size) > le64toh(st->sb.device_size) &&
+	       dev_geom(st->dev)->size >= le64toh(msb->device_size);
+}
+
+/* META's superblock copy ("S"), checked: 0, or -EUCLEAN with a message. */
+static int meta_super_get(struct rawstore *st, const char *meta_dir, struct rs_disk_super *msb)
+{
 	struct rs_key k;
 	char *v;
 	size_t vl;
@@ -646,14 +672,30 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 		return rs_err(st, -EUCLEAN, "%s: metadata has no superblock record", meta_dir);
 	if (ret)
 		return ret;
-	if (vl != sizeof(msb)) {
+	if (vl != sizeof(*msb)) {
 		rocksdb_free(v);
 		return rs_err(st, -EUCLEAN, "%s: superblock record is corrupt", meta_dir);
 	}
-	memcpy(&msb, v, sizeof(msb));
+	memcpy(msb, v, sizeof(*msb));
 	rocksdb_free(v);
-	if (!super_crc_ok(&msb))
+	if (!super_crc_ok(msb))
 		return rs_err(st, -EUCLEAN, "%s: superblock record is corrupt", meta_dir);
+	return 0;
+}
+
+static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
+{
+	struct rs_counts_rec counts;
+	uint64_t shared;
+	struct rs_disk_super msb;
+	struct rs_key k;
+	char *v;
+	size_t vl;
+	int ret;
+
+	ret = meta_super_get(st, meta_dir, &msb);
+	if (ret)
+		return ret;
 	if (memcmp(msb.uuid, st->sb.uuid, 16)) {
 		char a[37], b[37];
 
@@ -662,15 +704,33 @@ static int load_meta(struct rawstore *st, const char *dev, const char *meta_dir)
 		return rs_err(st, -EXDEV, "device %s (uuid %s) does not belong to metadata %s "
 			      "(uuid %s)", dev, a, meta_dir, b);
 	}
-	if (memcmp(&msb, &st->sb, sizeof(msb)))
+	if (memcmp(&msb, &st->sb, sizeof(msb)) && !grow_interrupted(st, &msb))
 		return rs_err(st, -EUCLEAN, "%s: superblock differs from its copy in %s (same "
 			      "uuid, different geometry or options)", dev, meta_dir);
 	/* The right metadata: now the journal's records go over it. */
 	if (le32toh(st->sb.flags) & RS_SB_F_JOURNAL) {
 		ret = meta_journal_open(st->meta);
+		if (!ret)
+			ret = meta_super_get(st, meta_dir, &msb);
 		if (ret)
 			return ret;
 	}
+	if (memcmp(&msb, &st->sb, sizeof(msb)) && grow_interrupted(st, &msb)) {
+		/* A grow recorded its new size (perhaps in a journal record
+		 * replayed just now) and stopped before the device
+		 * superblocks: finish it. */
+		st->sb = msb;
+		ret = check_geometry(st, dev);
+		if (!ret && !st->opts.read_only)
+			ret = supers_write(st, &msb);
+		if (ret)
+			return ret;
+		rs_log(st, RAWSTORE_LOG_WARNING, "%s: finished an interrupted grow to %llu bytes",
+		       dev, (unsigned long long)st->device_size);
+	}
+	if (memcmp(&msb, &st->sb, sizeof(msb)))
+		return rs_err(st, -EUCLEAN, "%s: superblock differs from its copy in %s (same "
+			      "uuid, different geometry or options)", dev, meta_dir);
 	key_nid(&k);
 	ret = meta_get(st->meta, NULL, &k, &v, &vl);
 	if (ret)
@@ -884,6 +944,81 @@ int rawstore_close(struct rawstore *st)
 	space_destroy(st);
 	pthread_rwlock_destroy(&st->rwlock);
 	free(st);
+	return ret;
+}
+
+struct grow_arg {
+	uint64_t size;
+};
+
+/* The commit thread, with no group in flight: see rawstore_grow(). */
+static int grow_job(struct rawstore *st, void *arg)
+{
+	const struct grow_arg *ga = arg;
+	uint64_t old = st->device_size;
+	struct rs_disk_super sb = st->sb;
+	struct rs_key k;
+	int ret;
+
+	if (rs_failed(st))
+		return rs_failed(st);
+	if (ga->size == old)
+		return 0;
+	sb.device_size = htole64(ga->size);
+	super_seal(&sb);
+	key_super(&k);
+	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, (const char *)&sb, sizeof(sb));
+	ret = space_grow(st, old, ga->size - old);
+	if (ret) {
+		rocksdb_writebatch_wi_clear(st->wb);
+		rs_store_stop(st, ret);
+		return ret;
+	}
+	/* Durable in the metadata first: a crash from here on is finished
+	 * at the next open (grow_interrupted). */
+	ret = rs_commit_wb(st);
+	if (ret)
+		return ret;
+	pthread_rwlock_wrlock(&st->rwlock);
+	st->sb = sb;
+	st->device_size = st->data_end = ga->size;
+	st->lim.data_end = ga->size;
+	space_snapshot(st);
+	pthread_rwlock_unlock(&st->rwlock);
+	rs_crash_check(st, RS_CRASH_GROW_SUPER);
+	ret = supers_write(st, &sb);
+	if (ret)
+		return rs_err(st, ret, "grow: the metadata records %llu bytes, but writing the "
+			      "device superblocks failed (the next open rewrites them)",
+			      (unsigned long long)ga->size);
+	rs_log(st, RAWSTORE_LOG_INFO, "grew the data area from %llu to %llu bytes",
+	       (unsigned long long)old, (unsigned long long)ga->size);
+	return 0;
+}
+
+int rawstore_grow(struct rawstore *st, uint64_t size, uint64_t *new_size)
+{
+	uint64_t dsize;
+	struct grow_arg ga;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	rs_clear_err();
+	if (st->opts.read_only)
+		return rs_err(st, -EROFS, "grow: the store is open read-only");
+	dsize = round_down(dev_geom(st->dev)->size, st->min_alloc);
+	ga.size = size ? round_down(size, st->min_alloc) : dsize;
+	if (ga.size < st->device_size)
+		return rs_err(st, -EINVAL, "grow: %llu bytes is less than the store's %llu: a store "
+			      "never shrinks", (unsigned long long)ga.size,
+			      (unsigned long long)st->device_size);
+	if (ga.size > dsize)
+		return rs_err(st, -EINVAL, "grow: %llu bytes is more than the device has (%llu)",
+			      (unsigned long long)ga.size, (unsigned long long)dsize);
+	ret = rs_run_job(st, grow_job, &ga);
+	if (new_size)
+		*new_size = st->device_size;
 	return ret;
 }
 

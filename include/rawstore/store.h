@@ -337,6 +337,19 @@ int rawstore_perf_get(struct rawstore *st, struct rawstore_perf *p);
 int rawstore_reclaim(struct rawstore *st);
 
 /*
+ * Use the space of a grown device: the data area ends at @size bytes (0:
+ * the device's size at open), rounded down to the allocation unit; the
+ * new range joins the free list as dirty space, unpunched (reclaim zeroes
+ * it).  The metadata records the new size first, then both device
+ * superblocks are rewritten; a crash in between is finished by the next
+ * open.  *@new_size (may be NULL): the data area's end now.  Returns 0
+ * (also when there is nothing to grow), -EINVAL for a size below the
+ * current one (a store never shrinks) or past the device, -EROFS on a
+ * read-only open, or an I/O error.
+ */
+int rawstore_grow(struct rawstore *st, uint64_t size, uint64_t *new_size);
+
+/*
  * Zero up to @max_bytes of dirty free space now, so that partial-unit
  * writes find zeroed space; 0 means all.  A block device is zeroed with
  * FALLOC_FL_PUNCH_HOLE (never falls back to writing zeros), a file with

@@ -1516,6 +1516,55 @@ static int cmd_rename(const struct cmd *c, int argc, char **argv)
 	return ret ? 1 : o;
 }
 
+/* Use the space of a grown device (rawstore_grow); never shrinks. */
+static int cmd_grow(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option lo[] = { { "size", required_argument, 0, 's' },
+					    HELP_OPTION, { 0, 0, 0, 0 } };
+	struct rawstore_statfs s0 = { .struct_size = sizeof(s0) };
+	struct rawstore_open_opts oo;
+	uint64_t size = 0, now = 0;
+	struct rawstore *st;
+	int o, ret, cret;
+
+	while ((o = getopt_long(argc, argv, "s:h", lo, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			if (parse_size("--size", optarg, UINT64_MAX, &size))
+				return usage_error(c, NULL);
+			if (!size)
+				return usage_error(c, "--size must be more than 0");
+			break;
+		case 'h':
+			return cmd_help(c);
+		default:
+			return usage_error(c, NULL);
+		}
+	}
+	ret = want_args(c, argc, argv, 2, 2);
+	if (ret)
+		return ret;
+	rawstore_open_opts_init(&oo);
+	ret = open_store(c, argv, &oo, &st);
+	if (ret)
+		return ret;
+	rawstore_statfs(st, &s0);
+	ret = rawstore_grow(st, size, &now);
+	if (ret)
+		fail_dev(c, argv[optind], "grow", ret);
+	cret = close_store(c, argv[optind], st);
+	if (ret)
+		return 1;
+	if (now == s0.device_size)
+		printf("%s: nothing to grow (the store uses %" PRIu64 " bytes of the device)\n",
+		       argv[optind], now);
+	else
+		printf("grew %s from %" PRIu64 " to %" PRIu64 " bytes (%" PRIu64 " bytes more "
+		       "free, unpunched: 'rawstore reclaim' zeroes them)\n", argv[optind],
+		       s0.device_size, now, now - s0.device_size);
+	return cret;
+}
+
 /* Remove an empty collection, in one transaction. */
 static int cmd_rmcoll(const struct cmd *c, int argc, char **argv)
 {
@@ -1822,6 +1871,10 @@ static const struct cmd cmd_table[] = {
 	  POLICY_HELP, NULL },
 	{ "rmcoll", cmd_rmcoll, POLICY_SYNOPSIS " DEV META COLL",
 	  "remove an empty collection", POLICY_HELP, NULL },
+	{ "grow", cmd_grow, "[--size SIZE] DEV META",
+	  "use the space of a grown device (never shrinks)",
+	  "  --size SIZE       end the data area at SIZE bytes (default: the whole\n"
+	  "                    device); less than the store's size is refused\n", NULL },
 	{ "reclaim", cmd_reclaim, RUN_SYNOPSIS " " POLICY_SYNOPSIS " DEV META",
 	  "punch freed ranges not yet punched (give space back to the device)",
 	  RUN_HELP POLICY_HELP, NULL },

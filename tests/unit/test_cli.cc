@@ -330,7 +330,7 @@ TEST_F(CliReadOnlyTest, ReadOnlyCommandsWorkOnAReadOnlyLoopDevice)
 
 static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info", "dump",
 					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
-					 "rename", "rmcoll", "reclaim", "prepare", "version" };
+					 "rename", "rmcoll", "grow", "reclaim", "prepare", "version" };
 
 static std::string slurp_file(const std::string &p)
 {
@@ -1087,5 +1087,31 @@ TEST_F(CliTest, InfoProbeShowsThePoliciesInEffect)
 	EXPECT_NE(out.find("\"zero_offload\": "), std::string::npos) << out;
 	ASSERT_EQ(RunOut("info --json " + DM()), 0) << out;
 	EXPECT_NE(out.find("\"zero_probed\": false"), std::string::npos) << out;
+	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
+}
+
+/*
+ * Issue 41: `rawstore grow` uses the space of a grown device (a grown
+ * device is otherwise ignored), refuses to shrink (exit 1, nothing
+ * changes), says when there is nothing to grow, and fsck stays clean.
+ */
+TEST_F(CliTest, GrowUsesAGrownDeviceAndNeverShrinks)
+{
+	ASSERT_EQ(Run("mkfs " + DM()), 0) << out;
+	ASSERT_EQ(Run("df --json " + DM()), 0) << out;
+	uint64_t size0 = json_u64(out, "device_size");
+	ASSERT_EQ(truncate(dev.c_str(), (off_t)(size0 * 2)), 0);
+	ASSERT_EQ(Run("df --json " + DM()), 0) << out;
+	EXPECT_EQ(json_u64(out, "device_size"), size0) << "grown without grow";
+	EXPECT_EQ(Run("grow --size " + std::to_string(size0 / 2) + " " + DM()), 1) << out;
+	EXPECT_NE(out.find("never shrinks"), std::string::npos) << out;
+	ASSERT_EQ(Run("grow " + DM()), 0) << out;
+	EXPECT_NE(out.find("grew " + dev + " from " + std::to_string(size0) + " to " +
+			   std::to_string(size0 * 2) + " bytes"), std::string::npos) << out;
+	ASSERT_EQ(Run("df --json " + DM()), 0) << out;
+	EXPECT_EQ(json_u64(out, "device_size"), size0 * 2);
+	ASSERT_EQ(Run("grow " + DM()), 0) << out;
+	EXPECT_NE(out.find("nothing to grow"), std::string::npos) << out;
+	EXPECT_EQ(Run("grow --size 0 " + DM()), 2) << out;
 	ASSERT_EQ(Run("fsck --deep " + DM()), 0) << out;
 }
