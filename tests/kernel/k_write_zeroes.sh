@@ -3,7 +3,7 @@
 # blocks, bigalloc, jbd2 commits, e2fsck), ext4 on /dev/disk/vnowz (no
 # write-zeroes: refused) and on /dev/disk/vwzonly (write-zeroes that cannot
 # unmap, no discard: refused), xfs and tmpfs (refused), and the block devices
-# themselves; a 4 GiB range on a sparse 8 GiB loop device over tmpfs (big),
+# themselves; a 4 GiB range on a sparse 8 GiB loop device (big),
 # and data=journal (refused). Leaves /dev/disk/scratch unmounted and
 # discarded.
 
@@ -20,21 +20,23 @@ kt_run write_zeroes/nounmap t_write_zeroes nounmap /dev/disk/vwzonly $wz_mnt
 while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 
 # A range of 4 GiB and more (a byte count that overflows 32 bits) on a
-# sparse device: a loop device over an 8 GiB sparse file on tmpfs, whose
-# write-zeroes and discard punch holes in the file.
+# sparse device: a loop device over an 8 GiB sparse file on ext4 on the
+# scratch disk, whose write-zeroes punches holes in the file (and whose
+# ZERO_RANGE serves mkfs's BLKZEROOUT: tmpfs has none, and loop would log
+# the refusal).
 wz_losetup=/usr/sbin/losetup
 [ -x $wz_losetup ] || wz_losetup=/sbin/losetup
 wz_big=/mnt/wz-big-backing
 mkdir -p $wz_big
-if mount -t tmpfs -o size=9g tmpfs $wz_big && truncate -s 8G $wz_big/disk.img &&
-	wz_loop=$($wz_losetup -f --show $wz_big/disk.img); then
+if mkfs.ext4 -q -F /dev/disk/scratch && mount /dev/disk/scratch $wz_big &&
+	truncate -s 8G $wz_big/disk.img && wz_loop=$($wz_losetup -f --show $wz_big/disk.img); then
 	KT_TIMEOUT=1800
 	kt_run write_zeroes/big t_write_zeroes big $wz_loop $wz_mnt
 	unset KT_TIMEOUT
 	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 	$wz_losetup -d $wz_loop
 else
-	kt_result write_zeroes/big FAIL "could not set up a loop device over a sparse file on tmpfs"
+	kt_result write_zeroes/big FAIL "could not set up a loop device over a sparse file on ext4"
 fi
 umount $wz_big 2> /dev/null
 rmdir $wz_big

@@ -25,7 +25,7 @@
  *          and the range reads zeros, also after umount/mount (unwritten
  *          extents); once the device works again a retry succeeds;
  *  other   xfs and tmpfs refuse it (EOPNOTSUPP), nothing allocated;
- *  big     ext4 on a sparse 8 GiB device (loop over tmpfs): a 4 GiB range
+ *  big     ext4 on a sparse 8 GiB device (loop over a sparse file): a 4 GiB range
  *          and a 2 GiB + 64 KiB one (0 and negative as 32-bit byte counts)
  *          become written zeros, the whole 4 GiB reads zeros, data on both
  *          sides is kept and the preallocation right after each range stays
@@ -667,7 +667,7 @@ static void big_check(const char *name, uint64_t len, uint32_t seed, bool whole,
 
 /*
  * DEVICE: a sparse device of 8 GiB with write-zeroes that unmaps (a loop
- * device over a sparse file on tmpfs).  A 4 GiB range (as a byte count, 0 in
+ * device over a sparse file).  A 4 GiB range (as a byte count, 0 in
  * 32 bits) and a 2 GiB + 64 KiB one (negative in 32 bits) on ext4: each
  * must become written zeros, exactly.
  */
