@@ -3,11 +3,13 @@
 # blocks, bigalloc, jbd2 commits, e2fsck), ext4 on /dev/disk/vnowz (no
 # write-zeroes: refused) and on /dev/disk/vwzonly (write-zeroes that cannot
 # unmap, no discard: refused), xfs and tmpfs (refused), and the block devices
-# themselves. Leaves /dev/disk/scratch unmounted and discarded.
+# themselves; a 4 GiB range on a sparse 8 GiB loop device (big),
+# and data=journal (refused). Leaves /dev/disk/scratch unmounted and
+# discarded.
 
 wz_mnt=/mnt/wz
 
-for t in ext4 variants jbd2 other; do
+for t in ext4 variants jbd2 other journal; do
 	kt_run write_zeroes/$t t_write_zeroes $t /dev/disk/scratch $wz_mnt
 	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 done
@@ -16,6 +18,28 @@ while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
 # Write-zeroes without discard: it cannot unmap, so it is refused (6.17).
 kt_run write_zeroes/nounmap t_write_zeroes nounmap /dev/disk/vwzonly $wz_mnt
 while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+
+# A range of 4 GiB and more (a byte count that overflows 32 bits) on a
+# sparse device: a loop device over an 8 GiB sparse file on ext4 on the
+# scratch disk, whose write-zeroes punches holes in the file (and whose
+# ZERO_RANGE serves mkfs's BLKZEROOUT: tmpfs has none, and loop would log
+# the refusal).
+wz_losetup=/usr/sbin/losetup
+[ -x $wz_losetup ] || wz_losetup=/sbin/losetup
+wz_big=/mnt/wz-big-backing
+mkdir -p $wz_big
+if mkfs.ext4 -q -F /dev/disk/scratch && mount /dev/disk/scratch $wz_big &&
+	truncate -s 8G $wz_big/disk.img && wz_loop=$($wz_losetup -f --show $wz_big/disk.img); then
+	KT_TIMEOUT=1800
+	kt_run write_zeroes/big t_write_zeroes big $wz_loop $wz_mnt
+	unset KT_TIMEOUT
+	while grep -q " $wz_mnt " /proc/mounts; do umount $wz_mnt || break; done
+	$wz_losetup -d $wz_loop
+else
+	kt_result write_zeroes/big FAIL "could not set up a loop device over a sparse file on ext4"
+fi
+umount $wz_big 2> /dev/null
+rmdir $wz_big
 
 # A write-zeroes that fails part way: the test module's dm target rs_wzfault
 # over the scratch disk fails write-zeroes bios on demand.

@@ -30,9 +30,11 @@
  *          group members alike, allocating nothing in the upper file;
  *  edges   ext4: nohide_stale_gid= in the image's s_mount_opts is ignored;
  *          an fd passed over SCM_RIGHTS needs both its opener and the
- *          caller to pass the gate; files group or others can read are
- *          refused unless the caller owns them or holds CAP_SYS_RAWIO, and
- *          so are files only their owner can read (0620);
+ *          caller to pass the gate; a file is refused unless the caller
+ *          owns it or holds CAP_SYS_RAWIO, whatever its mode (0664, 0660,
+ *          0620, and 0220 and 0020, which its owner can chmod u+r), for
+ *          root-owned files and those of another unprivileged member; an
+ *          unprivileged owner in the group may (0220, 0664);
  *          root in a user namespace gets EPERM; IORING_OP_FALLOCATE
  *          obeys the gate; setuid/setgid bits are
  *          stripped; append-only and immutable files refuse it; overlayfs
@@ -112,6 +114,7 @@
 #define STALE_GID 1001
 #define USER_UID 1000
 #define USER_GID 1000
+#define OTHER_UID 2000
 
 static const char *dev, *mnt;
 static char opt_gid[64];
@@ -350,6 +353,8 @@ static const struct ids outsider = { "rsuser, not in rsstale, no capabilities", 
 				     0, { 0 }, CAPS_DEFAULT };
 static const struct ids member = { "rsuser with supplementary group rsstale", USER_UID, USER_GID,
 				   1, { STALE_GID }, CAPS_DEFAULT };
+static const struct ids other_member = { "uid 2000 with supplementary group rsstale", OTHER_UID,
+					 OTHER_UID, 1, { STALE_GID }, CAPS_DEFAULT };
 static const struct ids primary = { "rsuser with primary group rsstale", USER_UID, STALE_GID, 0,
 				    { 0 }, CAPS_DEFAULT };
 static const struct ids rawio_user = { "rsuser, not in rsstale, holding only CAP_SYS_RAWIO",
@@ -765,16 +770,45 @@ static void test_edges(void)
 	kt_check(st.st_size == 0 && st.st_blocks == 0,
 		 "the refused 0620 file got nothing (size %lld, blocks %lld)",
 		 (long long)st.st_size, (long long)st.st_blocks);
+	/*
+	 * Whatever the mode, only the owner (or CAP_SYS_RAWIO): a file nobody
+	 * can read today is one chmod u+r away from its owner reading it.
+	 */
 	if (chmod(path_in("pub"), 0220))
 		kt_fatal("chmod: %s", strerror(errno));
-	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), 0,
-		     "member on a 0220 file it does not own (nobody can read it)");
+	kt_expect_eq(fallocate_wr_as(&member, path_in("pub"), NHS, 0, MiB), -EPERM,
+		     "member on a 0220 file root owns (root can chmod u+r)");
+	close(make_file("other", OTHER_UID, STALE_GID, 0220));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("other"), NHS, 0, MiB), -EPERM,
+		     "member on a 0220 file another unprivileged member owns");
+	if (chmod(path_in("other"), 0020))
+		kt_fatal("chmod: %s", strerror(errno));
+	kt_expect_eq(fallocate_wr_as(&member, path_in("other"), NHS, 0, MiB), -EPERM,
+		     "member on a 0020 file another unprivileged member owns");
+	st = fstat_or_die(fd = open(path_in("other"), O_RDONLY));
+	close(fd);
+	kt_check(st.st_size == 0 && st.st_blocks == 0,
+		 "the refused 0220/0020 files got nothing (size %lld, blocks %lld)",
+		 (long long)st.st_size, (long long)st.st_blocks);
+	if (chmod(path_in("other"), 0220))
+		kt_fatal("chmod: %s", strerror(errno));
+	kt_expect_eq(fallocate_wr_as(&other_member, path_in("other"), NHS, 0, MiB), 0,
+		     "an unprivileged member on its own 0220 file");
+	close(make_file("other-pub", OTHER_UID, STALE_GID, 0664));
+	kt_expect_eq(fallocate_wr_as(&other_member, path_in("other-pub"), NHS, 0, MiB), 0,
+		     "an unprivileged member on its own 0664 file");
+	close(make_file("other-out", USER_UID, USER_GID, 0600));
+	kt_expect_eq(fallocate_wr_as(&outsider, path_in("other-out"), NHS, 0, MiB), -EPERM,
+		     "an owner outside the group on its own 0600 file (the gate)");
 	close(make_file("mine", USER_UID, USER_GID, 0644));
 	kt_expect_eq(fallocate_wr_as(&member, path_in("mine"), NHS, 0, MiB), 0,
 		     "member on its own 0644 file");
 	close(make_file("rootpub", 0, 0, 0644));
 	kt_expect_eq(fallocate_wr_as(&root_nogroup, path_in("rootpub"), NHS, 0, MiB), 0,
 		     "CAP_SYS_RAWIO on a 0644 file");
+	close(make_file("other-raw", OTHER_UID, STALE_GID, 0220));
+	kt_expect_eq(fallocate_wr_as(&root_nogroup, path_in("other-raw"), NHS, 0, MiB), 0,
+		     "CAP_SYS_RAWIO on a 0220 file another user owns");
 
 	/* Root of a user namespace holds no CAP_SYS_RAWIO over the filesystem. */
 	close(make_file("ns", 0, 0, 0600));

@@ -25,11 +25,20 @@
  *          and the range reads zeros, also after umount/mount (unwritten
  *          extents); once the device works again a retry succeeds;
  *  other   xfs and tmpfs refuse it (EOPNOTSUPP), nothing allocated;
+ *  big     ext4 on a sparse 8 GiB device (loop over a sparse file): a 4 GiB range
+ *          and a 2 GiB + 64 KiB one (0 and negative as 32-bit byte counts)
+ *          become written zeros, the whole 4 GiB reads zeros, data on both
+ *          sides is kept and the preallocation right after each range stays
+ *          unwritten, also after umount/mount; e2fsck -fn clean;
+ *  journal ext4 with data=journal, and a chattr +j file under
+ *          data=ordered,nodelalloc (the flag counts only without delalloc):
+ *          EOPNOTSUPP with the data (written and dirty) and size unchanged;
  *  blkdev  a block device: zeros the range (0) with write-zeroes, or
  *          EOPNOTSUPP without it and then keeps even dirty cached data;
  *          the page cache is dropped; alignment, range and mode checks.
  *
- * Usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|fault|other DEVICE MOUNTPOINT
+ * Usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|fault|other|big|journal DEVICE
+ *        MOUNTPOINT
  *        t_write_zeroes blkdev DEVICE --expect=zeroes|eopnotsupp
  * DESTROYS the data on DEVICE.
  */
@@ -564,6 +573,202 @@ static void test_other(void)
 	umount_or_die();
 }
 
+/* ---- a range of 4 GiB and more ---- */
+
+/*
+ * The first offset in [off, off + len) of fd where a buffered read is not
+ * zero, UINT64_MAX if none: 1 MiB reads compared with memcmp (the range is
+ * gigabytes long, too long for a byte-wise pattern check under TCG).
+ */
+static uint64_t first_nonzero(int fd, uint64_t off, uint64_t len)
+{
+	static uint8_t zeros[MiB];
+	uint8_t *buf = malloc(MiB);
+
+	if (!buf)
+		kt_fatal("out of memory");
+	for (uint64_t pos = off; pos < off + len;) {
+		size_t n = off + len - pos < MiB ? (size_t)(off + len - pos) : MiB;
+		ssize_t got = pread(fd, buf, n, (off_t)pos);
+
+		if (got <= 0)
+			kt_fatal("pread at %llu: %s", (unsigned long long)pos,
+				 got < 0 ? strerror(errno) : "end of file");
+		if (memcmp(buf, zeros, (size_t)got)) {
+			for (ssize_t i = 0; i < got; i++)
+				if (buf[i]) {
+					free(buf);
+					return pos + (uint64_t)i;
+				}
+		}
+		pos += (uint64_t)got;
+	}
+	free(buf);
+	return UINT64_MAX;
+}
+
+/*
+ * One file: data (seed) in [0, 1 MiB), a WRITE_ZEROES range [1 MiB, +len)
+ * holding data at its start, around its middle and at its end, then 1 MiB
+ * of data (seed + 1) and 64 MiB of plain preallocation (unwritten) right
+ * after it.  The range must become written zeros; the data on both sides
+ * must be kept and the preallocation after it must stay unwritten and read
+ * zeros: a conversion that runs past the range (a length that overflowed)
+ * would mark it written over whatever its blocks held.
+ */
+#define BIG_OFF MiB
+static void big_layout(const char *name, uint64_t len, uint32_t seed)
+{
+	uint64_t end = BIG_OFF + len;
+	struct stat st;
+	int fd = create_file(name);
+
+	kt_fill(fd, 0, MiB, seed);
+	kt_fill(fd, BIG_OFF, MiB, seed + 2);
+	kt_fill(fd, BIG_OFF + len / 2 - MiB / 2, MiB, seed + 2);
+	kt_fill(fd, end - MiB, MiB, seed + 2);
+	kt_fill(fd, end, MiB, seed + 1);
+	kt_expect_eq(kt_fallocate(fd, 0, end + MiB, 64 * MiB), 0,
+		     "%s: plain fallocate of 64 MiB after the range", name);
+	if (fsync(fd))
+		kt_fatal("fsync %s: %s", name, strerror(errno));
+	kt_expect_eq(kt_fallocate(fd, WZ, BIG_OFF, len), 0, "%s: WRITE_ZEROES of %llu MiB",
+		     name, (unsigned long long)(len / MiB));
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)(end + 65 * MiB), "%s: size unchanged (%lld)", name,
+		 (long long)st.st_size);
+	close(fd);
+}
+
+static void big_check(const char *name, uint64_t len, uint32_t seed, bool whole, const char *when)
+{
+	uint64_t end = BIG_OFF + len, bad;
+	int fd = open(path_in(name), O_RDONLY);
+
+	if (fd < 0)
+		kt_fatal("open %s: %s", name, strerror(errno));
+	kt_expect_extents(fd, BIG_OFF, len, false, name);
+	kt_expect_extents(fd, end + MiB, 64 * MiB, true, name);
+	if (whole) {
+		bad = first_nonzero(fd, BIG_OFF, len);
+		if (bad == UINT64_MAX)
+			kt_check(true, "%s %s: all %llu MiB of the range read zeros", name, when,
+				 (unsigned long long)(len / MiB));
+		else
+			kt_check(false, "%s %s: the range reads zeros: not at %llu", name, when,
+				 (unsigned long long)bad);
+	}
+	close(fd);
+	expect_both(name, 0, MiB, seed, "data before the range is kept");
+	expect_both(name, BIG_OFF, MiB, 0, "the start of the range reads zeros");
+	expect_both(name, BIG_OFF + len / 2 - MiB / 2, MiB, 0, "the middle of the range reads zeros");
+	expect_both(name, end - MiB, MiB, 0, "the end of the range reads zeros");
+	expect_both(name, end, MiB, seed + 1, "data right after the range is kept");
+	expect_both(name, end + MiB, 64 * MiB, 0, "the preallocation after the range reads zeros");
+}
+
+/*
+ * DEVICE: a sparse device of 8 GiB with write-zeroes that unmaps (a loop
+ * device over a sparse file).  A 4 GiB range (as a byte count, 0 in
+ * 32 bits) and a 2 GiB + 64 KiB one (negative in 32 bits) on ext4: each
+ * must become written zeros, exactly.
+ */
+static void test_big(void)
+{
+	const uint64_t four = 4096 * MiB, two = 2048 * MiB + 64 * KiB;
+	long long wz = kt_queue_attr(dev, "write_zeroes_max_bytes");
+	long long dis = kt_queue_attr(dev, "discard_max_bytes");
+	uint64_t victim;
+
+	kt_note("%s: write_zeroes_max_bytes %lld, discard_max_bytes %lld", dev, wz, dis);
+	if (kt_sh("mkfs.ext4 -q -F -b 4096 -J size=16 -E nodiscard,lazy_itable_init=1 %s "
+		  "> /tmp/wz-mkfs.log 2>&1", dev)) {
+		kt_sh("sed 's/^/# mkfs.ext4: /' /tmp/wz-mkfs.log | head -5");
+		kt_fatal("mkfs.ext4 %s failed", dev);
+	}
+	mount_or_die("ext4", "noinit_itable");
+	/* Deleted data in the free space the preallocations will take. */
+	victim = 64 * MiB;
+	{
+		int fd = create_file("victim");
+
+		kt_fill(fd, 0, victim, 31);
+		if (fsync(fd))
+			kt_fatal("fsync victim: %s", strerror(errno));
+		close(fd);
+		if (unlink(path_in("victim")))
+			kt_fatal("unlink victim: %s", strerror(errno));
+		sync();
+	}
+	big_layout("four", four, 41);
+	big_check("four", four, 41, true, "right after");
+	big_layout("two", two, 51);
+	big_check("two", two, 51, false, "right after");
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/wz-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
+	kt_sh("grep -v '^e2fsck' /tmp/wz-fsck.log | sed 's/^/# fsck: /' | head -20");
+	mount_or_die("ext4", "noinit_itable");
+	big_check("four", four, 41, false, "after umount/mount");
+	big_check("two", two, 51, false, "after umount/mount");
+	umount_or_die();
+}
+
+/* ---- data=journal ---- */
+
+/*
+ * The device's zeroes bypass jbd2, which with data=journal may still hold
+ * data blocks of the range to write back over them: EOPNOTSUPP, whether the
+ * mount journals data or the inode does (chattr +j), with nothing changed.
+ */
+static void journal_refused(const char *what)
+{
+	struct stat st;
+	int fd = create_file("j");
+
+	kt_fill(fd, 0, MiB, 61);
+	if (fsync(fd))
+		kt_fatal("fsync: %s", strerror(errno));
+	kt_fill(fd, 256 * KiB, 64 * KiB, 62); /* dirty, journaled on writeback */
+	kt_expect_eq(kt_fallocate(fd, WZ, 0, 2 * MiB), -EOPNOTSUPP,
+		     "%s: WRITE_ZEROES over written, dirty and new blocks", what);
+	st = fstat_or_die(fd);
+	kt_check(st.st_size == (off_t)MiB && st.st_blocks * 512 == (off_t)MiB,
+		 "%s: nothing changed (size %lld, %lld bytes allocated)", what,
+		 (long long)st.st_size, (long long)st.st_blocks * 512);
+	close(fd);
+	expect_both("j", 0, 256 * KiB, 61, "data kept");
+	expect_both("j", 256 * KiB, 64 * KiB, 62, "dirty data kept");
+	expect_both("j", 320 * KiB, MiB - 320 * KiB, 61, "data kept");
+}
+
+static void test_journal(void)
+{
+	int fd, flags;
+
+	mkfs_ext4("64M", "");
+	mount_or_die("ext4", "data=journal");
+	journal_refused("data=journal");
+	umount_or_die();
+
+	/* The journal-data flag counts only without delayed allocation. */
+	mount_or_die("ext4", "nodelalloc");
+	fd = create_file("j");
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		kt_fatal("FS_IOC_GETFLAGS: %s", strerror(errno));
+	flags |= FS_JOURNAL_DATA_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+		kt_fatal("chattr +j: %s", strerror(errno));
+	close(fd);
+	/* create_file() truncates: the inode keeps its flag. */
+	journal_refused("data=ordered,nodelalloc, chattr +j");
+	fd = create_file("o");
+	kt_expect_eq(kt_fallocate(fd, WZ, 0, MiB), 0,
+		     "data=ordered,nodelalloc, a file without +j: WRITE_ZEROES works (reference)");
+	close(fd);
+	umount_or_die();
+	kt_check(kt_sh("e2fsck -fn %s > /tmp/wz-fsck.log 2>&1", dev) == 0, "e2fsck -fn is clean");
+}
+
 /* ---- block device ---- */
 
 static void test_blkdev(bool zeroes)
@@ -645,7 +850,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
-		kt_fatal("usage: t_write_zeroes ext4|variants|jbd2|nowz|nounmap|fault|other DEVICE "
+		kt_fatal("usage: t_write_zeroes "
+			 "ext4|variants|jbd2|nowz|nounmap|fault|other|big|journal DEVICE "
 			 "MOUNTPOINT | "
 			 "blkdev DEVICE --expect=zeroes|eopnotsupp");
 	what = argv[1];
@@ -683,6 +889,10 @@ int main(int argc, char **argv)
 		test_variants();
 	else if (!strcmp(what, "other"))
 		test_other();
+	else if (!strcmp(what, "big"))
+		test_big();
+	else if (!strcmp(what, "journal"))
+		test_journal();
 	else
 		kt_fatal("unknown test %s", what);
 	return kt_done();
