@@ -1304,9 +1304,32 @@ static void put_enospc(const struct cmd *c, char **argv, struct rawstore *st,
 	fputc('\n', stderr);
 }
 
-static int cmd_put(const struct cmd *c, int argc, char **argv)
+/*
+ * Commands whose only options are the policy options and --help: parse
+ * them into @oo (initialised here).  0 to go on, -1 after --help (exit
+ * 0), else the exit code.
+ */
+static int policy_opts_only(const struct cmd *c, int argc, char **argv,
+			    struct rawstore_open_opts *oo)
 {
 	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
+	int o, ret;
+
+	rawstore_open_opts_init(oo);
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (o == 'h')
+			return cmd_help(c) - 1;
+		ret = opt_open_policy(c, o, oo);
+		if (ret == 1)
+			return usage_error(c, NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmd_put(const struct cmd *c, int argc, char **argv)
+{
 	const size_t chunk = 4 << 20;
 	struct rawstore_open_opts oo;
 	struct rawstore_txn *t = NULL;
@@ -1318,16 +1341,9 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 	uint64_t old_alloc = 0;
 	int o, fd = 0, ret, err;
 
-	rawstore_open_opts_init(&oo);
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (o == 'h')
-			return cmd_help(c);
-		ret = opt_open_policy(c, o, &oo);
-		if (ret == 1)
-			return usage_error(c, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = policy_opts_only(c, argc, argv, &oo);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	ret = want_args(c, argc, argv, 4, 5);
 	if (!ret)
 		ret = check_names(c, argc - (argc - optind == 5), argv, true);
@@ -1404,23 +1420,15 @@ static int cmd_put(const struct cmd *c, int argc, char **argv)
 
 static int cmd_rm(const struct cmd *c, int argc, char **argv)
 {
-	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
 	struct rawstore_open_opts oo;
 	struct rawstore_txn *t = NULL;
 	struct rawstore *st;
 	const char *coll;
 	int o, i, ret;
 
-	rawstore_open_opts_init(&oo);
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (o == 'h')
-			return cmd_help(c);
-		ret = opt_open_policy(c, o, &oo);
-		if (ret == 1)
-			return usage_error(c, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = policy_opts_only(c, argc, argv, &oo);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	ret = want_args(c, argc, argv, 4, 1 << 20);
 	if (!ret)
 		ret = check_names(c, argc, argv, true);
@@ -1458,7 +1466,6 @@ static int cmd_rm(const struct cmd *c, int argc, char **argv)
 
 static int cmd_rename(const struct cmd *c, int argc, char **argv)
 {
-	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
 	struct rawstore_stat s = { .struct_size = sizeof(s) };
 	struct rawstore_open_opts oo;
 	struct rawstore_txn *t = NULL;
@@ -1466,16 +1473,9 @@ static int cmd_rename(const struct cmd *c, int argc, char **argv)
 	struct rawstore *st;
 	int o, ret;
 
-	rawstore_open_opts_init(&oo);
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (o == 'h')
-			return cmd_help(c);
-		ret = opt_open_policy(c, o, &oo);
-		if (ret == 1)
-			return usage_error(c, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = policy_opts_only(c, argc, argv, &oo);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	ret = want_args(c, argc, argv, 6, 6);
 	if (ret)
 		return ret;
@@ -1568,23 +1568,15 @@ static int cmd_grow(const struct cmd *c, int argc, char **argv)
 /* Remove an empty collection, in one transaction. */
 static int cmd_rmcoll(const struct cmd *c, int argc, char **argv)
 {
-	static const struct option lo[] = { POLICY_OPTIONS, HELP_OPTION, { 0, 0, 0, 0 } };
 	struct rawstore_open_opts oo;
 	struct rawstore_txn *t = NULL;
 	struct rawstore *st;
 	const char *coll;
 	int o, ret, err = 0;
 
-	rawstore_open_opts_init(&oo);
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (o == 'h')
-			return cmd_help(c);
-		ret = opt_open_policy(c, o, &oo);
-		if (ret == 1)
-			return usage_error(c, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = policy_opts_only(c, argc, argv, &oo);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	ret = want_args(c, argc, argv, 3, 3);
 	if (!ret)
 		ret = check_names(c, argc, argv, false);
