@@ -237,6 +237,21 @@ static inline std::string pattern(size_t len, unsigned seed)
 	return s;
 }
 
+/* The whole content of the file at @p ("" if it cannot be read). */
+static inline std::string file_bytes(const std::string &p)
+{
+	std::string s;
+	FILE *f = fopen(p.c_str(), "rb");
+	char buf[65536];
+	size_t n;
+
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, n);
+	if (f)
+		fclose(f);
+	return s;
+}
+
 /* An aligned buffer of @pages pages, filled with @fill. */
 struct PageBuf {
 	uint8_t *p = nullptr;

@@ -165,19 +165,6 @@ TEST_F(CliTest, SizesAreParsedStrictly)
 	EXPECT_NE(out.find("\"device_size\": 33554432"), std::string::npos) << out;
 }
 
-static std::string file_bytes(const std::string &p)
-{
-	std::string s;
-	FILE *f = fopen(p.c_str(), "rb");
-	char buf[65536];
-	size_t n;
-	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		s.append(buf, n);
-	if (f)
-		fclose(f);
-	return s;
-}
-
 /* issue 8 item 11: mkfs refuses a device that holds a file system or a
  * partition table unless --force, and then writes nothing. */
 TEST_F(CliTest, MkfsRefusesForeignSignaturesWithoutForce)
@@ -332,19 +319,6 @@ static const char *const kCommands[] = { "mkfs", "fsck", "statfs", "df", "info",
 					 "ls",	 "stat", "cat",	   "get", "put",  "rm",
 					 "rename", "rmcoll", "grow", "reclaim", "prepare", "version" };
 
-static std::string slurp_file(const std::string &p)
-{
-	std::string s;
-	FILE *f = fopen(p.c_str(), "rb");
-	char buf[65536];
-	size_t n;
-	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		s.append(buf, n);
-	if (f)
-		fclose(f);
-	return s;
-}
-
 /* Issue 10: `rawstore CMD --help` for every subcommand: usage on stdout,
  * exit 0, nothing on stderr, and `rawstore --help` lists the command. */
 TEST_F(CliTest, EverySubcommandHasHelp)
@@ -482,7 +456,7 @@ TEST_F(CliTest, PutGetRmDumpReclaimPrepare)
 	ASSERT_EQ(RunOut("cat " + DM() + " pics a"), 0);
 	EXPECT_TRUE(out == a) << "cat differs";
 	ASSERT_EQ(Run("get -o " + fo + " " + DM() + " pics b"), 0) << out;
-	EXPECT_TRUE(slurp_file(fo) == b);
+	EXPECT_TRUE(file_bytes(fo) == b);
 	/* put replaces: the new data, the old size gone */
 	ASSERT_EQ(Run("put " + DM() + " pics a " + fb), 0) << out;
 	ASSERT_EQ(Run("stat " + DM() + " pics a"), 0);
@@ -623,10 +597,10 @@ TEST_F(CliTest, GetToFileKeepsFileWhenTheReadFails)
 	ASSERT_EQ(chmod(fo.c_str(), 0640), 0);
 	EXPECT_EQ(Run("get -o " + fo + " " + DM() + " c missing"), 1) << out;
 	EXPECT_NE(out.find("object c/missing: "), std::string::npos) << out;
-	EXPECT_EQ(slurp_file(fo), "precious\n");
+	EXPECT_EQ(file_bytes(fo), "precious\n");
 	EXPECT_EQ(dir_names(od), "file\n");
 	EXPECT_EQ(Run("cat --output " + fo + " " + DM() + " c missing"), 1) << out;
-	EXPECT_EQ(slurp_file(fo), "precious\n");
+	EXPECT_EQ(file_bytes(fo), "precious\n");
 
 	ASSERT_EQ(Run("put " + DM() + " c o < /dev/null"), 0) << out;
 	std::string fi = tmp.path + "/in";
@@ -637,14 +611,14 @@ TEST_F(CliTest, GetToFileKeepsFileWhenTheReadFails)
 	}
 	ASSERT_EQ(Run("put " + DM() + " c o " + fi), 0) << out;
 	ASSERT_EQ(Run("get -o " + fo + " " + DM() + " c o"), 0) << out;
-	EXPECT_TRUE(slurp_file(fo) == d);
+	EXPECT_TRUE(file_bytes(fo) == d);
 	struct stat sb;
 	ASSERT_EQ(stat(fo.c_str(), &sb), 0);
 	EXPECT_EQ(sb.st_mode & 07777, 0640u);
 	EXPECT_EQ(dir_names(od), "file\n");
 	/* a new FILE is created; a FILE in a missing directory is an error */
 	ASSERT_EQ(Run("get -o " + od + "/new " + DM() + " c o"), 0) << out;
-	EXPECT_TRUE(slurp_file(od + "/new") == d);
+	EXPECT_TRUE(file_bytes(od + "/new") == d);
 	EXPECT_EQ(Run("get -o " + od + "/no/such " + DM() + " c o"), 1) << out;
 	EXPECT_NE(out.find("No such file or directory"), std::string::npos) << out;
 }
@@ -773,7 +747,7 @@ TEST_F(CliTest, SigintStopsReclaimAndClosesTheStore)
 	pid_t pid = spawn_cli("reclaim --progress --rate 1m " + DM(), log);
 	ASSERT_GT(pid, 0);
 	for (int i = 0; i < 200; i++) {
-		std::string l = slurp_file(log);
+		std::string l = file_bytes(log);
 		size_t first = l.find("reclaim: ");
 		if (first != std::string::npos && l.find("reclaim: ", first + 1) != std::string::npos)
 			break;
@@ -782,7 +756,7 @@ TEST_F(CliTest, SigintStopsReclaimAndClosesTheStore)
 	ASSERT_EQ(kill(pid, SIGINT), 0);
 	int status;
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	std::string l = slurp_file(log);
+	std::string l = file_bytes(log);
 	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
 	EXPECT_EQ(WEXITSTATUS(status), 130) << l;
 	EXPECT_NE(l.find("interrupted by SIGINT; the store was closed cleanly"), std::string::npos)
@@ -818,7 +792,7 @@ TEST_F(CliTest, SigtermStopsPutReadingStdin)
 	int status;
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	close(wfd);
-	std::string l = slurp_file(log);
+	std::string l = file_bytes(log);
 	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": " << l;
 	EXPECT_EQ(WEXITSTATUS(status), 143) << l;
 	EXPECT_NE(l.find("interrupted by SIGTERM"), std::string::npos) << l;
@@ -956,7 +930,7 @@ TEST_F(CliTest, GetReadsARange)
 	ASSERT_EQ(RunOut("get --offset 3145000 --length 1m " + DM() + " c o"), 0);
 	EXPECT_TRUE(out == d.substr(3145000)) << out.size();
 	ASSERT_EQ(Run("get -o " + fo + " --length 10 " + DM() + " c o"), 0) << out;
-	EXPECT_TRUE(slurp_file(fo) == d.substr(0, 10));
+	EXPECT_TRUE(file_bytes(fo) == d.substr(0, 10));
 	EXPECT_EQ(Run("get --length 0 " + DM() + " c o"), 2) << out;
 	EXPECT_NE(out.find("--length must be at least 1"), std::string::npos) << out;
 	EXPECT_EQ(Run("get --offset 1x " + DM() + " c o"), 2) << out;

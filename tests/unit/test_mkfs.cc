@@ -25,15 +25,7 @@ protected:
 	}
 	std::string Bytes()
 	{
-		std::string s;
-		FILE *f = fopen(dev.c_str(), "rb");
-		char buf[65536];
-		size_t n;
-		while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-			s.append(buf, n);
-		if (f)
-			fclose(f);
-		return s;
+		return file_bytes(dev);
 	}
 	bool Exists(const std::string &p)
 	{

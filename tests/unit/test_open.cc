@@ -28,19 +28,6 @@ static void reseal(struct rs_disk_super *sb)
 				       0xffffffffu));
 }
 
-static std::string file_content(const std::string &p)
-{
-	std::string s;
-	FILE *f = fopen(p.c_str(), "rb");
-	char buf[65536];
-	size_t n;
-	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		s.append(buf, n);
-	if (f)
-		fclose(f);
-	return s;
-}
-
 class OpenTest : public StoreTest {
 protected:
 	void Closed()
@@ -85,7 +72,7 @@ TEST_F(OpenTest, ForeignDevice)
 		<< rawstore_errmsg();
 	/* and repair_super does not take it for that device: its data does
 	 * not match the store's checksums; nothing is written to it */
-	std::string before = file_content(other);
+	std::string before = file_bytes(other);
 	struct rawstore_open_opts ro;
 	rawstore_open_opts_init(&ro);
 	ro.repair_super = 1;
@@ -93,7 +80,7 @@ TEST_F(OpenTest, ForeignDevice)
 	EXPECT_NE(std::string(rawstore_errmsg()).find("is this the store's device?"),
 		  std::string::npos)
 		<< rawstore_errmsg();
-	EXPECT_TRUE(file_content(other) == before);
+	EXPECT_TRUE(file_bytes(other) == before);
 	StillIntact();
 }
 
