@@ -973,7 +973,10 @@ static int sock_clear_stale(const struct sockaddr_un *sa)
 	close(fd);
 	if (ret != -ECONNREFUSED)
 		return ret;
-	return unlink(sa->sun_path) ? -errno : 0;
+	if (unlink(sa->sun_path))
+		return -errno;
+	logmsg("%s: replaced a stale socket (nobody listened)", sa->sun_path);
+	return 0;
 }
 
 static int sock_listen(struct store *s)
