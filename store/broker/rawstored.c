@@ -38,6 +38,8 @@
 
 #define DEFAULT_MAX_CLIENTS	256
 #define DEFAULT_MODE		0660
+#define DEFAULT_IO_TIMEOUT	120		/* seconds */
+#define DEFAULT_TXN_MEMORY	(1ULL << 30)	/* bytes */
 
 struct store {
 	char *name, *dev, *meta, *sock;
@@ -52,6 +54,18 @@ static struct store *stores;
 static unsigned int nstores;
 static unsigned int max_clients = DEFAULT_MAX_CLIENTS;
 static int open_buffered;
+/* A frame begun (or a TXN's chunks) must go on within this: milliseconds. */
+static int io_timeout_ms = DEFAULT_IO_TIMEOUT * 1000;
+
+/*
+ * Write data of the transactions being built, over all connections: a
+ * TXN reserves what its records declare before it reads any of it, so
+ * max-clients connections streaming at once cannot take
+ * max-clients x RSB_TXN_DATA_MAX of memory.
+ */
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t budget_freed = PTHREAD_COND_INITIALIZER;
+static uint64_t budget_max = DEFAULT_TXN_MEMORY, budget_used;
 
 /* The connections' sockets, so that shutdown can wake their threads. */
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,12 +96,23 @@ static void logmsg(const char *fmt, ...)
 
 /* ---- frames ---- */
 
-static int read_full(int fd, void *buf, size_t n)
+/* @wait: a client that stops mid-frame is dropped after io_timeout_ms. */
+static int read_full(int fd, void *buf, size_t n, bool wait)
 {
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint8_t *p = buf;
 
 	while (n) {
-		ssize_t r = read(fd, p, n);
+		ssize_t r;
+
+		if (wait) {
+			r = poll(&pfd, 1, io_timeout_ms);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return r ? -errno : -ETIMEDOUT;
+		}
+		r = read(fd, p, n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -143,14 +168,20 @@ static int reply(struct conn *c, const struct rsb_hdr *req, int32_t result, uint
 /*
  * Read one frame into @buf.  -ECONNRESET at end of stream; -EPROTO (bad
  * magic) and -EMSGSIZE (length over RSB_FRAME_MAX) leave the stream out of
- * step, so the caller answers and closes the connection.
+ * step, so the caller answers and closes the connection.  An idle
+ * connection waits for its next request as long as it likes (@idle);
+ * once a frame has begun, or within a TXN, the rest must come in time.
  */
-static int read_frame(struct conn *c, struct rsb_hdr *h, uint8_t *buf)
+static int read_frame(struct conn *c, struct rsb_hdr *h, uint8_t *buf, bool idle)
 {
 	uint8_t raw[RSB_HDR_SIZE];
 	int ret;
 
-	ret = read_full(c->fd, raw, sizeof(raw));
+	ret = read_full(c->fd, raw, 1, !idle);
+	if (!ret)
+		ret = read_full(c->fd, raw + 1, sizeof(raw) - 1, true);
+	if (ret == -ETIMEDOUT)
+		logmsg("%s: a client stopped in the middle of a frame: dropped", c->s->name);
 	if (ret)
 		return ret;
 	rsb_hdr_decode(raw, h);
@@ -158,7 +189,10 @@ static int read_frame(struct conn *c, struct rsb_hdr *h, uint8_t *buf)
 		return -EPROTO;
 	if (h->len > RSB_FRAME_MAX)
 		return -EMSGSIZE;
-	return read_full(c->fd, buf, h->len);
+	ret = read_full(c->fd, buf, h->len, true);
+	if (ret == -ETIMEDOUT)
+		logmsg("%s: a client stopped in the middle of a frame: dropped", c->s->name);
+	return ret;
 }
 
 /* ---- reply payloads ---- */
@@ -538,9 +572,36 @@ static int do_coll_list(struct conn *c, struct out *o)
 struct txn_ctx {
 	struct conn *c;
 	struct rawstore_txn *t;
-	uint64_t data;		/* write bytes so far */
+	uint64_t data;		/* write bytes so far (saturating) */
 	int berr;
+	bool scan;		/* first pass: only decode and count data */
 };
+
+static void add_data(struct txn_ctx *x, uint64_t n)
+{
+	x->data = n > UINT64_MAX - x->data ? UINT64_MAX : x->data + n;
+}
+
+/* Reserve @n bytes of the budget; one reservation may take it all. */
+static uint64_t budget_get(uint64_t n)
+{
+	if (n > budget_max)
+		n = budget_max;
+	pthread_mutex_lock(&budget_lock);
+	while (budget_used && n > budget_max - budget_used)
+		pthread_cond_wait(&budget_freed, &budget_lock);
+	budget_used += n;
+	pthread_mutex_unlock(&budget_lock);
+	return n;
+}
+
+static void budget_put(uint64_t n)
+{
+	pthread_mutex_lock(&budget_lock);
+	budget_used -= n;
+	pthread_cond_broadcast(&budget_freed);
+	pthread_mutex_unlock(&budget_lock);
+}
 
 /* Read the WRITE_CHUNK frames of a WRITE_STREAM record of @len bytes. */
 static int txn_stream(struct txn_ctx *x, const struct target *tg, uint64_t off, uint64_t len)
@@ -549,13 +610,13 @@ static int txn_stream(struct txn_ctx *x, const struct target *tg, uint64_t off, 
 	struct rsb_hdr ch;
 	int ret;
 
-	if (len > RSB_TXN_DATA_MAX - x->data && !x->berr)
+	add_data(x, len);
+	if (x->data > RSB_TXN_DATA_MAX && !x->berr)
 		x->berr = -EFBIG;
-	x->data += len;
 	if (!len && !x->berr)
 		x->berr = rawstore_txn_touch(x->t, tg->coll, tg->name, tg->nlen);
 	while (len) {
-		ret = read_frame(c, &ch, c->chunk);
+		ret = read_frame(c, &ch, c->chunk, false);
 		if (ret)
 			return ret;
 		if (ch.op != RSB_OP_WRITE_CHUNK || !ch.len || ch.len > len)
@@ -613,6 +674,10 @@ static int txn_object_op(struct txn_ctx *x, uint8_t type, struct rsb_cur *cur)
 	}
 	if (cur->err)
 		return cur->err;
+	if (x->scan) {
+		add_data(x, type == RSB_T_WRITE ? vlen : type == RSB_T_WRITE_STREAM ? b : 0);
+		return 0;
+	}
 	if (!x->berr)
 		x->berr = ret ?: ret2;
 	if (type == RSB_T_WRITE_STREAM)
@@ -624,9 +689,9 @@ static int txn_object_op(struct txn_ctx *x, uint8_t type, struct rsb_cur *cur)
 		ret = rawstore_txn_touch(t, tg.coll, tg.name, tg.nlen);
 		break;
 	case RSB_T_WRITE:
-		ret = vlen > RSB_TXN_DATA_MAX - x->data ? -EFBIG :
+		add_data(x, vlen);
+		ret = x->data > RSB_TXN_DATA_MAX ? -EFBIG :
 		      rawstore_txn_write(t, tg.coll, tg.name, tg.nlen, a, v, vlen);
-		x->data += vlen;
 		break;
 	case RSB_T_TRUNCATE:
 		ret = rawstore_txn_truncate(t, tg.coll, tg.name, tg.nlen, a);
@@ -667,7 +732,7 @@ static int txn_record(struct txn_ctx *x, struct rsb_cur *cur)
 		ret = rsb_str(cur, coll, sizeof(coll));
 		if (cur->err)
 			return cur->err;
-		if (x->berr)
+		if (x->scan || x->berr)
 			return 0;
 		if (!ret)
 			ret = type == RSB_T_COLL_CREATE ? rawstore_txn_coll_create(x->t, coll) :
@@ -691,6 +756,65 @@ static int txn_record(struct txn_ctx *x, struct rsb_cur *cur)
 	}
 }
 
+/* First pass: decode every record, count the write data it declares. */
+static int txn_scan(struct conn *c, struct rsb_cur cur, uint32_t nops, uint64_t *data)
+{
+	struct txn_ctx x = { .c = c, .scan = true };
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < nops; i++) {
+		ret = txn_record(&x, &cur);
+		if (ret)
+			return ret;
+	}
+	/* over the limit: the build fails with -EFBIG and keeps nothing */
+	*data = x.data > RSB_TXN_DATA_MAX ? 0 : x.data;
+	return 0;
+}
+
+/* Build the records into @x->t; the failed record's index, or none. */
+static int txn_build(struct txn_ctx *x, struct rsb_cur *cur, uint32_t nops, uint32_t *start,
+		     uint32_t *failed)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < nops; i++) {
+		int before = x->berr;
+
+		start[i] = rawstore_txn_count(x->t);
+		ret = txn_record(x, cur);
+		if (ret)
+			return ret;
+		if (x->berr && !before)
+			*failed = i;
+	}
+	if (cur->left && !x->berr) {	/* trailing bytes: a client bug */
+		x->berr = -EPROTO;
+		*failed = RSB_NO_FAILED_OP;
+	}
+	return 0;
+}
+
+/* Submit; the library's failed op index mapped back to a record's. */
+static int txn_submit(struct txn_ctx *x, uint32_t nops, const uint32_t *start, uint32_t *failed)
+{
+	int k, ret = rawstore_submit(x->c->s->st, x->t);
+	uint32_t i;
+
+	if (!ret)
+		return 0;
+	k = rawstore_txn_failed_op(x->t);
+	/* a streamed record is several library ops */
+	for (i = nops; k >= 0 && i-- > 0;)
+		if (start[i] <= (uint32_t)k) {
+			*failed = i;
+			break;
+		}
+	return ret;
+}
+
 /*
  * Build the records into one rawstore transaction and submit it.  The
  * reply's result is the builder's or the submit's error, its payload the
@@ -700,65 +824,43 @@ static int txn_record(struct txn_ctx *x, struct rsb_cur *cur)
 static int do_txn(struct conn *c, const struct rsb_hdr *h, struct rsb_cur *cur)
 {
 	struct txn_ctx x = { .c = c };
-	uint32_t i, nops, *start = NULL, failed = RSB_NO_FAILED_OP;
+	uint32_t nops, *start = NULL, failed = RSB_NO_FAILED_OP;
+	uint64_t data = 0, reserved;
 	struct out o;
-	int ret, fatal = 0;
+	int ret;
 
 	nops = rsb_u32(cur);
-	if (cur->err || nops > RSB_TXN_OPS_MAX) {
-		fatal = -EPROTO;
+	ret = cur->err || nops > RSB_TXN_OPS_MAX ? -EPROTO : txn_scan(c, *cur, nops, &data);
+	if (ret)
 		goto out_reply;
-	}
 	start = malloc((nops + 1) * sizeof(*start));
 	ret = start ? rawstore_txn_new(&x.t) : -ENOMEM;
-	if (ret) {
-		/* unread WRITE_CHUNK frames may follow: cannot stay in step */
-		fatal = ret;
+	if (ret)	/* unread WRITE_CHUNK frames may follow: out of step */
 		goto out_free_start;
-	}
-	for (i = 0; i < nops; i++) {
-		int before = x.berr;
-
-		start[i] = rawstore_txn_count(x.t);
-		fatal = txn_record(&x, cur);
-		if (fatal)
-			goto out_free_txn;
-		if (x.berr && !before)
-			failed = i;
-	}
-	if (cur->left && !x.berr) {	/* trailing bytes: a client bug */
-		x.berr = -EPROTO;
-		failed = RSB_NO_FAILED_OP;
-	}
+	reserved = budget_get(data);
+	ret = txn_build(&x, cur, nops, start, &failed);
+	if (ret)
+		goto out_put_budget;
 	ret = x.berr;
-	if (!ret && nops) {
-		ret = rawstore_submit(c->s->st, x.t);
-		if (ret) {
-			int k = rawstore_txn_failed_op(x.t);
-
-			/* the library's index counts its own ops: map back */
-			for (i = nops; k >= 0 && i-- > 0;)
-				if (start[i] <= (uint32_t)k) {
-					failed = i;
-					break;
-				}
-		}
-	}
+	if (!ret && nops)
+		ret = txn_submit(&x, nops, start, &failed);
 	rawstore_txn_free(x.t);
+	budget_put(reserved);
 	free(start);
 	out_init(&o, c);
 	out_u32(&o, failed);
 	return reply(c, h, ret, 0, o.len);
 
-out_free_txn:
+out_put_budget:
 	rawstore_txn_free(x.t);
+	budget_put(reserved);
 out_free_start:
 	free(start);
 out_reply:
 	out_init(&o, c);
 	out_u32(&o, RSB_NO_FAILED_OP);
-	reply(c, h, fatal, 0, o.len);
-	return fatal;
+	reply(c, h, ret, 0, o.len);
+	return ret;
 }
 
 /* ---- a connection ---- */
@@ -829,7 +931,7 @@ static void conn_serve(struct conn *c)
 	int ret;
 
 	for (;;) {
-		ret = read_frame(c, &h, c->in);
+		ret = read_frame(c, &h, c->in, true);
 		if (ret == -EPROTO || ret == -EMSGSIZE) {
 			/* answer (the header's tag may be garbage), then close */
 			reply(c, &h, ret, 0, 0);
@@ -1176,6 +1278,8 @@ static const char usage_text[] =
 	"  -m, --mode MODE         octal mode of --store sockets (default 0660)\n"
 	"  -g, --group GROUP       group of --store sockets (name or number)\n"
 	"  -n, --max-clients N     connections served at once (default 256)\n"
+	"  -t, --io-timeout SECS   drop a client stopped mid-frame or mid-TXN (default 120)\n"
+	"  -M, --max-txn-memory B  write data of TXNs being built, all clients (default 1G)\n"
 	"  -b, --buffered          open the stores without O_DIRECT (regular files only)\n"
 	"  -h, --help              this text\n"
 	"  -V, --version           the library version\n";
@@ -1281,6 +1385,28 @@ static int serve(int sfd)
 	return 0;
 }
 
+/* Bytes, with an optional k, m or g (powers of 1024). */
+static int parse_size(const char *v, uint64_t *out)
+{
+	static const char units[] = "kKmMgG";
+	unsigned int shift = 0;
+	const char *u;
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+
+	if (end == v)
+		return -EINVAL;
+	u = *end ? strchr(units, *end) : NULL;
+	if (u) {
+		shift = 10 * (1 + (unsigned int)(u - units) / 2);
+		end++;
+	}
+	if (*end || !n || n > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1289,6 +1415,8 @@ static int parse_args(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "max-clients", required_argument, NULL, 'n' },
+		{ "io-timeout", required_argument, NULL, 't' },
+		{ "max-txn-memory", required_argument, NULL, 'M' },
 		{ "buffered", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1296,10 +1424,11 @@ static int parse_args(int argc, char **argv)
 	};
 	const char *config = NULL, *group = NULL;
 	mode_t mode = DEFAULT_MODE;
+	unsigned long n;
 	char *end;
 	int o, i;
 
-	while ((o = getopt_long(argc, argv, "c:s:m:g:n:bhV", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "c:s:m:g:n:t:M:bhV", lo, NULL)) != -1) {
 		switch (o) {
 		case 'c':
 			config = optarg;
@@ -1318,6 +1447,16 @@ static int parse_args(int argc, char **argv)
 			if (!*optarg || *end || !max_clients || max_clients > 65536)
 				return usage(2);
 			break;
+		case 't':
+			n = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !n || n > 86400)
+				return usage(2);
+			io_timeout_ms = (int)n * 1000;
+			break;
+		case 'M':
+			if (parse_size(optarg, &budget_max))
+				return usage(2);
+			break;
 		case 'b':
 			open_buffered = 1;
 			break;
@@ -1334,7 +1473,7 @@ static int parse_args(int argc, char **argv)
 		return usage(2);
 	if (config && config_read(config))
 		return 2;
-	for (optind = 1; (o = getopt_long(argc, argv, "c:s:m:g:n:bhV", lo, NULL)) != -1;)
+	for (optind = 1; (o = getopt_long(argc, argv, "c:s:m:g:n:t:M:bhV", lo, NULL)) != -1;)
 		if (o == 's' && store_arg(optarg, mode, group)) {
 			logmsg("bad --store %s (want NAME:DEV:META:SOCKET, group known)", optarg);
 			return 2;
