@@ -800,3 +800,42 @@ TEST_F(BrokerTest, TxnMemoryBudgetIsSharedNotExceeded)
 		EXPECT_TRUE(Read(fd, "c", "o" + std::to_string(t), &res) == pattern(sizes[t], 50 + t));
 	close(fd);
 }
+
+TEST_F(BrokerTest, ConfigFileSetsSocketModeAndGroup)
+{
+	Stop(SIGTERM);
+	std::string conf = tmp.path + "/rawstored.conf";
+	{
+		std::ofstream f(conf);
+		f << "# a comment\n; another\n\n[store sdb]\n"
+		  << "dev = " << dev << "\nmeta=" << meta << "\n  socket =  " << sock << "  \n"
+		  << "mode = 0600\ngroup = " << getgid() << "\n";
+	}
+	pid = Spawn({ "--config", conf });
+	int fd = -1;
+	for (int i = 0; i < 500 && fd < 0; i++) {
+		fd = rsbc_connect(sock.c_str());
+		if (fd < 0)
+			usleep(10000);
+	}
+	ASSERT_GE(fd, 0) << Log();
+	close(fd);
+	struct stat sb;
+	ASSERT_EQ(stat(sock.c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_mode & 07777, 0600u);
+	EXPECT_EQ(sb.st_gid, getgid());
+	EXPECT_NE(Log().find("sdb: " + dev + " serving on " + sock), std::string::npos) << Log();
+	EXPECT_EQ(Stop(SIGINT), 0) << Log();
+
+	/* a bad line, a key outside a section, a section without a socket */
+	for (const char *bad : { "[store x]\ndev = a\nmeta = b\nsocket = c\nfrob = 1\n",
+				 "dev = a\n", "[store x]\ndev = a\nmeta = b\n" }) {
+		std::ofstream(conf) << bad;
+		pid_t p = Spawn({ "--config", conf });
+		int st;
+		ASSERT_EQ(waitpid(p, &st, 0), p);
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << bad;
+	}
+	EXPECT_NE(Log().find(":5: bad line"), std::string::npos) << Log();
+	EXPECT_NE(Log().find("store x: dev, meta and socket are all needed"), std::string::npos);
+}
