@@ -768,8 +768,14 @@ static int txn_scan(struct conn *c, struct rsb_cur cur, uint32_t nops, uint64_t 
 		if (ret)
 			return ret;
 	}
-	/* over the limit: the build fails with -EFBIG and keeps nothing */
-	*data = x.data > RSB_TXN_DATA_MAX ? 0 : x.data;
+	/*
+	 * Over the limit: refused before any chunk is read.  Staying in step
+	 * would mean reading (and dropping) all the data the records
+	 * declare, as much as 2^64 bytes: the connection is closed instead.
+	 */
+	if (x.data > RSB_TXN_DATA_MAX)
+		return -EFBIG;
+	*data = x.data;
 	return 0;
 }
 

@@ -531,6 +531,16 @@ TEST_F(BrokerTest, GarbageFramesGetAnErrorOrAClosedConnection)
 			  frame(RSB_OP_WRITE_CHUNK, 5, "12345"));
 	EXPECT_EQ(r, std::vector<int32_t>{ -EPROTO });
 	rsbc_free(&b);
+	/* a TXN declaring more data than a TXN may hold: -EFBIG, closed
+	 * before any of it is sent */
+	rsbc_u32(&b, 2);
+	Write(&b, "c", "small", "x");
+	Obj(&b, RSB_T_WRITE_STREAM, "c", "o");
+	rsbc_u64(&b, 0);
+	rsbc_u64(&b, 1ULL << 40);
+	r = garbage(sock, frame(RSB_OP_TXN, (uint32_t)b.len, str(b)) + frame(RSB_OP_STATFS, 0, ""));
+	EXPECT_EQ(r, std::vector<int32_t>{ -EFBIG });
+	rsbc_free(&b);
 	/* a random TXN body of many records */
 	for (unsigned seed = 0; seed < 50; seed++) {
 		std::string body = std::string("\x10\0\0\0", 4) + pattern(200 + seed * 7, seed);
