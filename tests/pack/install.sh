@@ -46,7 +46,7 @@ for h in "$src"/include/rawstore/*.h; do
 done
 # Only what was promised: no test programs, no internal headers.
 find "$prefix" -type f | sed "s|^$prefix/||" | sort > "$tmp/files"
-if grep -vE '^(bin/rawstore(-bench)?|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[137]/rawstore[a-z_-]*\.[137]|share/doc/rawstore/.*)$' \
+if grep -vE '^(bin/rawstore(-bench)?|sbin/rawstored|lib/systemd/system/rawstored\.service|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[1378]/rawstore[a-z_-]*\.[1378]|share/doc/rawstore/.*)$' \
 	"$tmp/files" > "$tmp/extra"; then
 	bad "unexpected installed files:"
 	sed 's/^/    /' "$tmp/extra"
@@ -56,6 +56,8 @@ echo "$(wc -l < "$tmp/files") files installed"
 out=$("$prefix/bin/rawstore" version 2>&1)
 [ "$out" = "rawstore $version" ] || bad "installed rawstore version says '$out'"
 "$prefix/bin/rawstore-bench" --help > /dev/null 2>&1 || bad "installed rawstore-bench --help"
+"$prefix/sbin/rawstored" --help > /dev/null 2>&1 || bad "installed rawstored --help"
+[ -f "$prefix/lib/systemd/system/rawstored.service" ] || bad "rawstored.service not installed"
 # Every exported function has a man page (its own, or a link to the page
 # that documents it: man/CMakeLists.txt).
 nopage=()

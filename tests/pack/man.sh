@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# man.sh MANDIR RAWSTORE RAWSTORE_BENCH INCLUDEDIR CC
+# man.sh MANDIR RAWSTORE RAWSTORE_BENCH INCLUDEDIR CC RAWSTORED
 # Every man page renders without a warning (man --warnings) and has the
 # sections its kind needs; rawstore(1) documents every subcommand and
 # option that `rawstore --help` (and `rawstore CMD --help`, where a
 # subcommand has one) lists; rawstore-bench(1) every workload and option of
-# `rawstore-bench --help`.  When a command grows, this fails and names what
+# `rawstore-bench --help`; rawstored(8) every option of `rawstored --help`.  When a command grows, this fails and names what
 # the page lacks.  Likewise every field of every public struct must be named
 # on the section 3 page that documents the struct.
 set -u
-mandir=$1 rs=$2 bench=$3 inc=$4 cc=$5
+mandir=$1 rs=$2 bench=$3 inc=$4 cc=$5 rsd=$6
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 export LC_ALL=C.UTF-8 MANWIDTH=80
 
 n=0
-for p in "$mandir"/*.[137]; do
+for p in "$mandir"/*.[1378]; do
 	err=$(man --warnings -E UTF-8 -l "$p" 2>&1 > /dev/null)
 	st=$?
 	if [ $st != 0 ] || [ -n "$err" ]; then
@@ -26,6 +26,7 @@ for p in "$mandir"/*.[137]; do
 	*.1) need+=(SYNOPSIS "EXIT STATUS" EXAMPLES "SEE ALSO") ;;
 	*.3) need+=(SYNOPSIS "RETURN VALUE" ERRORS "SEE ALSO") ;;
 	*.7) need+=("SEE ALSO") ;;
+	*.8) need+=(SYNOPSIS "EXIT STATUS" EXAMPLES "SEE ALSO") ;;
 	esac
 	for s in "${need[@]}"; do
 		grep -qE "^\.SH \"?$s\"?\$" "$p" || bad "$(basename "$p") has no $s section"
@@ -76,6 +77,15 @@ for o in $bopts; do
 	has_option "$page" "${o#--}" || bad "rawstore-bench.1 does not mention option $o"
 done
 echo "rawstore-bench.1: $(echo $works | wc -w) workloads, $(echo $bopts | wc -w) options checked"
+# rawstored(8): every option.
+page=$mandir/rawstored.8
+help=$("$rsd" --help 2>&1) || bad "rawstored --help failed"
+dopts=$(printf '%s\n' "$help" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+[ -n "$dopts" ] || bad "no options found in rawstored --help"
+for o in $dopts; do
+	has_option "$page" "${o#--}" || bad "rawstored.8 does not mention option $o"
+done
+echo "rawstored.8: $(echo $dopts | wc -w) options checked"
 # Section 3: every field of every public struct, on its page.
 declare -A struct_page=(
 	[rawstore_mkfs_opts]=rawstore_open.3 [rawstore_open_opts]=rawstore_open.3
