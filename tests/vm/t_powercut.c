@@ -106,7 +106,7 @@ static void model_copy(struct model *d, const struct model *s)
 
 static void name_of(int i, char *n)
 {
-	snprintf(n, 16, "obj%d", i);
+	snprintf(n, 32, "obj%d", i);
 }
 
 /*
@@ -121,7 +121,7 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 		int i = (int)rnd(NOBJ);
 		struct obj *o = &m->o[i];
 		unsigned op = (unsigned)rnd(100);
-		char n[16];
+		char n[32];
 
 		name_of(i, n);
 		if (!o->exists)
@@ -157,7 +157,7 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 			memset(o, 0, offsetof(struct obj, data));
 		} else if (op < 76) {		/* clone over another object */
 			int d = (int)rnd(NOBJ);
-			char dn[16];
+			char dn[32];
 
 			if (d == i)
 				continue;
@@ -168,7 +168,7 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 			memcpy(&m->o[d], o, offsetof(struct obj, data));
 		} else if (op < 80) {		/* rename over another object, if any */
 			int d = (int)rnd(NOBJ);
-			char dn[16];
+			char dn[32];
 
 			if (d == i)
 				continue;
@@ -315,7 +315,7 @@ static int matches(struct rawstore *st, const struct model *m, uint8_t *buf, cha
 		const struct obj *o = &m->o[i];
 		struct rawstore_stat s;
 		struct omap_seen seen = { o, 0, false };
-		char n[16];
+		char n[32];
 		int ret, want = 0;
 		ssize_t r;
 
@@ -508,7 +508,7 @@ static uint64_t crng_of(uint64_t seed, int s, uint64_t i)
 
 static void cname(int s, int j, char *n)
 {
-	snprintf(n, 16, "c%d-%d", s, j);
+	snprintf(n, 32, "c%d-%d", s, j);
 }
 
 static void ctouch(struct cobj *o, struct rawstore_txn *t, const char *n)
@@ -533,7 +533,7 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 		int j = (int)rnd(CNOBJ);
 		struct cobj *o = m ? &m->o[j] : NULL;
 		unsigned op = (unsigned)rnd(100);
-		char n[16];
+		char n[32];
 
 		cname(s, j, n);
 		if (op < 50) {		/* large (new units) or small write */
@@ -575,7 +575,7 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 				memset(o, 0, sizeof(*o));
 		} else if (op < 71) {		/* clone over another object */
 			int d = (int)rnd(CNOBJ);
-			char dn[16];
+			char dn[32];
 
 			if (d == j)
 				continue;
@@ -587,7 +587,7 @@ static int cgen(uint64_t seed, int s, uint64_t i, struct cstate *m, struct rawst
 				m->o[d] = *o;
 		} else if (op < 74) {		/* rename over another object, if any */
 			int d = (int)rnd(CNOBJ);
-			char dn[16];
+			char dn[32];
 
 			if (d == j)
 				continue;
@@ -919,7 +919,7 @@ static int csnap(struct rawstore *st, int s, struct cstate *m, char *why, size_t
 	for (j = 0; j < CNOBJ; j++) {
 		struct cobj *o = &m->o[j];
 		struct rawstore_stat sb;
-		char n[16];
+		char n[32];
 		ssize_t r;
 		int ret;
 
