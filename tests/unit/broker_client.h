@@ -145,7 +145,7 @@ static inline int rsbc_send(int fd, uint16_t op, uint16_t version, uint32_t tag,
 			    const void *p, size_t len)
 {
 	uint8_t raw[RSB_HDR_SIZE];
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	int ret;
 
 	h.magic = RSB_MAGIC;
@@ -183,7 +183,7 @@ static inline int rsbc_recv(int fd, struct rsb_hdr *h, struct rsbc_buf *out)
 static inline int rsbc_hello(int fd, uint16_t lo, uint16_t hi, uint16_t *version)
 {
 	struct rsbc_buf b = { NULL, 0, 0 }, r = { NULL, 0, 0 };
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	int ret;
 
 	rsbc_u16(&b, lo);
@@ -208,7 +208,7 @@ static inline int rsbc_hello(int fd, uint16_t lo, uint16_t hi, uint16_t *version
 static inline int rsbc_call(int fd, uint16_t op, const struct rsbc_buf *req, int *result,
 			    struct rsbc_buf *out)
 {
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	int ret = rsbc_send(fd, op, RSB_VERSION_MAX, 7, 0, req ? req->p : NULL,
 			    req ? req->len : 0);
 
@@ -226,7 +226,7 @@ static inline int rsbc_read(int fd, const char *coll, const void *name, size_t n
 			    uint64_t off, uint64_t len, int *result, struct rsbc_buf *out)
 {
 	struct rsbc_buf b = { NULL, 0, 0 };
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	int ret;
 
 	rsbc_str16(&b, coll);

@@ -223,7 +223,7 @@ TEST_F(BrokerTest, HelloNegotiatesAndRefusesOtherVersions)
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(rsbc_hello(fd, 2, 3, &v), -EPROTONOSUPPORT);
 	EXPECT_EQ(v, 1); /* the server's lowest version */
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	EXPECT_EQ(rsbc_recv(fd, &h, nullptr), -ECONNRESET);
 	close(fd);
 
@@ -360,7 +360,7 @@ TEST_F(BrokerTest, LargeObjectStreamsInAndOut)
 		n = std::min<size_t>(size - off, (off / 4096 % 3 + 1) * 300000);
 		ASSERT_EQ(rsbc_send(fd, RSB_OP_WRITE_CHUNK, 1, 2, 0, data.data() + off, n), 0);
 	}
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	struct rsbc_buf out = {};
 	ASSERT_EQ(rsbc_recv(fd, &h, &out), 0);
 	EXPECT_EQ(h.result, 0);
@@ -449,7 +449,7 @@ TEST_F(BrokerTest, FailedTxnNamesTheOpAndChangesNothing)
 	memcpy(rsbc_grow(&req, b.len), b.p, b.len);
 	ASSERT_EQ(rsbc_send(fd, RSB_OP_TXN, 1, 1, 0, req.p, req.len), 0);
 	ASSERT_EQ(rsbc_send(fd, RSB_OP_WRITE_CHUNK, 1, 1, 0, "0123456789", 10), 0);
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	struct rsbc_buf out = {};
 	ASSERT_EQ(rsbc_recv(fd, &h, &out), 0);
 	EXPECT_EQ(h.result, -ENOENT);
@@ -476,7 +476,7 @@ static std::vector<int32_t> garbage(const std::string &path, const std::string &
 		results.push_back(-1000);
 	rsbc_write(fd, raw.data(), raw.size());
 	shutdown(fd, SHUT_WR);
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	while (!rsbc_recv(fd, &h, nullptr))
 		results.push_back(h.result);
 	close(fd);
@@ -624,7 +624,7 @@ TEST_F(BrokerTest, SigtermClosesTheStoreCleanly)
 	ASSERT_EQ(Put(fd, "c", "o", pattern(50000, 1)), 0);
 	/* a client still connected does not hold the daemon up */
 	EXPECT_EQ(Stop(SIGTERM), 0) << Log();
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	EXPECT_EQ(rsbc_recv(fd, &h, nullptr), -ECONNRESET);
 	close(fd);
 	EXPECT_NE(stat(sock.c_str(), &sb), 0); /* the socket file is gone */
@@ -739,7 +739,7 @@ TEST_F(BrokerTest, ClientStalledMidFrameIsDropped)
 	ASSERT_EQ(rsbc_write(stalled, frame(RSB_OP_STATFS, 0, "").data(), 10), 0);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct rsb_hdr h;
+	struct rsb_hdr h = {};
 	EXPECT_EQ(rsbc_recv(stalled, &h, nullptr), -ECONNRESET);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	EXPECT_LT(t1.tv_sec - t0.tv_sec, 10);
@@ -795,7 +795,7 @@ TEST_F(BrokerTest, TxnMemoryBudgetIsSharedNotExceeded)
 			for (size_t off = 0; ok && off < d.size(); off += RSB_CHUNK)
 				ok = !rsbc_send(c, RSB_OP_WRITE_CHUNK, 1, 1, 0, d.data() + off,
 						std::min<size_t>(RSB_CHUNK, d.size() - off));
-			struct rsb_hdr h;
+			struct rsb_hdr h = {};
 			if (!ok || rsbc_recv(c, &h, &out) || h.result)
 				bad++;
 			rsbc_free(&b);
