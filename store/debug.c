@@ -33,6 +33,21 @@ void rs_crash_check(struct rawstore *st, int point)
 	_exit(RS_CRASH_EXIT);
 }
 
+static void (*sync_hook)(int done, void *arg);
+static void *sync_hook_arg;
+
+void rs_debug_set_sync_hook(void (*fn)(int done, void *arg), void *arg)
+{
+	sync_hook_arg = arg;
+	sync_hook = fn;
+}
+
+void rs_debug_sync_point(int done)
+{
+	if (sync_hook)
+		sync_hook(done, sync_hook_arg);
+}
+
 static const struct dev_hooks hooks;
 
 /* Every setter of a device fault hands the device the hooks below. */

@@ -147,6 +147,18 @@ uint64_t rs_debug_join_waits(void);
 uint64_t rs_debug_journal_head(struct rawstore *st, uint64_t *len);
 /* Entries (puts and deletes) in the last commit batch written. */
 uint64_t rs_debug_last_batch_entries(void);
+/*
+ * The device journal calls @fn (when set) around the RocksDB WAL sync that
+ * makes its trim point "T" durable (a trim, an open that replayed, a clean
+ * close): done 0 before the sync is asked for, done 1 once it succeeded.
+ * Every write RocksDB makes durable for the store goes through that sync,
+ * so the hook sees each point where the store's metadata device becomes
+ * durable and the data device may be written on the strength of it (the
+ * power-cut campaign marks both devices' logs there).  Called under the
+ * journal's lock, on whichever thread trims.
+ */
+void rs_debug_set_sync_hook(void (*fn)(int done, void *arg), void *arg);
+void rs_debug_sync_point(int done);
 
 /* Bytes freed by batches written but not yet durable (held back from
  * allocation); read after the transactions of interest completed. */

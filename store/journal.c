@@ -326,11 +326,15 @@ static int sync_trim_point(struct rs_journal *j, char **err)
 {
 	struct rs_disk_jpos t = { htole64(j->seq), htole64(j->head) };
 
+	rs_debug_sync_point(0);
 	rocksdb_put(j->db, j->wo, "T", 1, (const char *)&t, sizeof(t), err);
 	if (*err)
 		return -EIO;
 	rocksdb_flush_wal(j->db, 1, err);
-	return *err ? -EIO : 0;
+	if (*err)
+		return -EIO;
+	rs_debug_sync_point(1);
+	return 0;
 }
 
 /* Make what replay gave RocksDB durable there (the data it points to is
