@@ -10,17 +10,21 @@
  *                                       M mark, m metadata, - none)
  *   t_lwreplay replay LOG DEV FROM TO   write entries [FROM, TO) to DEV
  *                                       (discards become zeroes), then fsync
- *   t_lwreplay window LOG CUT [FROM UNIT]
- *                                       "W V T": the volatile window of a cut
- *                                       before entry CUT starts at entry W;
- *                                       V of its writes are not durable, T of
- *                                       those can tear (span two atoms)
- *   t_lwreplay variant LOG DEV CUT MODE SEED [FROM UNIT]
- *                                       DEV holds entries [0, W): apply the
+ *   t_lwreplay window LOG CUT [FROM UNIT] [ring=FROM:LEN] [inflight]
+ *                                       "W V T R X": the volatile window of a
+ *                                       cut before entry CUT starts at entry
+ *                                       W; V of its writes are not durable, T
+ *                                       of those can tear (span two atoms), R
+ *                                       of those are in the ring, X of those
+ *                                       were in flight (after CUT)
+ *   t_lwreplay variant LOG DEV CUT MODE SEED [FROM UNIT] [ring=FROM:LEN]
+ *                      [inflight]       DEV holds entries [0, W): apply the
  *                                       window [W, CUT) as MODE says, then
  *                                       fsync; prints what it did
  *     (FROM UNIT, in 512-byte sectors: writes at or past FROM tear only at
- *     multiples of UNIT; by default every sector of the log is an atom)
+ *     multiples of UNIT; by default every sector of the log is an atom.
+ *     ring=FROM:LEN, in 512-byte sectors: the device journal's ring, for
+ *     the nodata modes. inflight: see "In flight" below.)
  *   t_lwreplay zero DEV                 zero all of DEV (BLKZEROOUT)
  *   t_lwreplay copy SRC DST             make DST a copy of SRC (zero DST,
  *                                       then copy the non-zero 64 KiB chunks)
@@ -48,7 +52,23 @@
  *            torn with probability 1/3 (at least one write that spans two
  *            atoms is torn when there is one): torn keeps a random prefix of
  *            its atoms or a random set of them (never none, never all)
- * In reorder and torn, the durable FUA writes of the window are applied
+ *   nodata   every volatile write into the ring (ring=) lands whole, every
+ *            other volatile write is lost: a journal record kept, its data
+ *            dropped
+ *   halfdata as nodata, but each volatile write outside the ring is lost
+ *            with probability 1/2 (at least one is)
+ * In flight. A write is logged when its flush completes (or, FUA, when it
+ * completes), never when it is issued, so a write still in flight at the
+ * cut, or completed before it but not yet flushed, sits after CUT, in the
+ * group of the next flush. The log cannot tell which writes of that group
+ * were issued before the cut. With "inflight" the writes from CUT up to
+ * the next flush entry join the volatile window (any of them may have
+ * landed), but only when no mark lies between: the marks are the points
+ * the logs of two devices agree on (v_powercut.sh), and a write of that
+ * group issued after the next mark may depend on the other device's state
+ * after it. Past a mark the window is not extended (X = 0): such writes
+ * then never land, as without the option. prefix ignores the option.
+ * In the modes other than prefix, the durable FUA writes of the window are applied
  * first in log order, and each volatile write skips the sectors that a FUA
  * write logged after it covers (it completed before that FUA write was
  * issued, so it cannot land over it). The random choices depend only on
@@ -95,12 +115,19 @@ static void die(const char *fmt, const char *arg)
 	exit(1);
 }
 
+/*
+ * v_powercut.sh reaches one region through several device-mapper devices
+ * (the whole region, its data and its metadata half), each with a page
+ * cache of its own: drop this one's when opening, so that nothing read or
+ * written through another device since is seen stale here.
+ */
 static int open_or_die(const char *path, int flags)
 {
 	int fd = open(path, flags);
 
 	if (fd < 0)
 		die("cannot open %s", path);
+	ioctl(fd, BLKFLSBUF, 0);	/* not a block device: nothing to drop */
 	return fd;
 }
 
@@ -307,6 +334,38 @@ static void index_log(struct lw_log *l, int fd, uint64_t to)
 	free(hdr);
 }
 
+/*
+ * In-flight writes (the "inflight" option): the entries from @cut up to
+ * the next flush entry are volatile too, when no mark lies between (see
+ * the header); returns that flush entry's index (the end of the window),
+ * or @cut when there is none or a mark is in the way. The log must be
+ * indexed past @cut.
+ */
+static uint64_t inflight(struct lw_log *l, uint64_t cut)
+{
+	uint64_t i;
+
+	for (i = cut; i < l->n; i++) {
+		if (l->e[i].flags & LOG_MARK_FLAG)
+			return cut;
+		if (l->e[i].flags & LOG_FLUSH_FLAG)
+			break;
+	}
+	if (i == l->n)
+		return cut;
+	for (uint64_t k = cut; k < i; k++)
+		l->e[k].vol = has_data(&l->e[k]);
+	return i;
+}
+
+/* Volatile writes inside the ring [ring_from, ring_to) (log sectors). */
+static uint64_t ring_from = UINT64_MAX, ring_to = UINT64_MAX;
+
+static bool in_ring(const struct lw_ent *e)
+{
+	return e->sector >= ring_from && e->sector < ring_to;
+}
+
 /* The start of the volatile window before entry @cut; marks volatile entries. */
 static uint64_t window(struct lw_log *l, uint64_t cut)
 {
@@ -409,17 +468,24 @@ static void tear(struct lw_ent *e)
 	free(bits);
 }
 
-static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, uint64_t seed)
+static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, uint64_t seed,
+		    bool with_inflight)
 {
 	uint64_t w = window(l, cut), nv = 0, i, j, k, dropped = 0, torn = 0, tsec = 0, tall = 0;
-	uint64_t *order;
+	uint64_t *order, end = cut;
 	bool torn_mode = !strcmp(mode, "torn");
+	bool nodata = !strcmp(mode, "nodata"), halfdata = !strcmp(mode, "halfdata");
 	char *buf = NULL;
 	size_t cap = 0;
 
-	if (strcmp(mode, "prefix") && strcmp(mode, "reorder") && !torn_mode) {
+	if (strcmp(mode, "prefix") && strcmp(mode, "reorder") && !torn_mode && !nodata &&
+	    !halfdata) {
 		errno = EINVAL;
-		die("unknown mode %s (prefix, reorder, torn)", mode);
+		die("unknown mode %s (prefix, reorder, torn, nodata, halfdata)", mode);
+	}
+	if ((nodata || halfdata) && ring_from == UINT64_MAX) {
+		errno = EINVAL;
+		die("mode %s needs ring=FROM:LEN", mode);
 	}
 	vrng = seed * 0x9e3779b97f4a7c15ULL + 1;
 	if (!vrng)
@@ -432,10 +498,12 @@ static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, u
 		       (unsigned long long)w, (unsigned long long)cut);
 		goto out;
 	}
-	order = calloc(cut - w + 1, sizeof(*order));
+	if (with_inflight)
+		end = inflight(l, cut);
+	order = calloc(end - w + 1, sizeof(*order));
 	if (!order)
 		die("%s", "malloc");
-	for (i = w; i < cut; i++) {
+	for (i = w; i < end; i++) {
 		struct lw_ent *e = &l->e[i];
 
 		if (!e->vol)
@@ -446,8 +514,39 @@ static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, u
 		memset(e->keep, 1, e->nr);
 		order[nv++] = i;
 	}
+	/*
+	 * nodata, halfdata: every volatile write into the journal's ring lands
+	 * whole (the record); of the others (its data, anything else) none
+	 * lands, or each with probability 1/2 and at least one not.
+	 */
+	if (nodata || halfdata) {
+		uint64_t other = 0, pick;
+
+		for (k = 0; k < nv; k++) {
+			struct lw_ent *e = &l->e[order[k]];
+
+			if (in_ring(e) || (halfdata && vrnd(2)))
+				continue;
+			memset(e->keep, 0, e->nr);
+			dropped++;
+		}
+		for (k = 0; k < nv; k++)
+			other += !in_ring(&l->e[order[k]]);
+		if (halfdata && other && !dropped) {
+			pick = vrnd(other);
+			for (k = 0; k < nv; k++) {
+				struct lw_ent *e = &l->e[order[k]];
+
+				if (!in_ring(e) && pick-- == 0) {
+					memset(e->keep, 0, e->nr);
+					dropped++;
+					break;
+				}
+			}
+		}
+	}
 	/* Which volatile writes land, and how much of each. */
-	for (k = 0; k < nv; k++) {
+	for (k = 0; k < nv && !nodata && !halfdata; k++) {
 		struct lw_ent *e = &l->e[order[k]];
 		uint64_t r = torn_mode ? vrnd(3) : vrnd(2);
 
@@ -491,7 +590,7 @@ static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, u
 		}
 	}
 	/* A FUA write logged after a volatile one lands over it. */
-	for (i = w; i < cut; i++) {
+	for (i = w; i < end; i++) {
 		struct lw_ent *u = &l->e[i];
 
 		if (u->vol || !has_data(u))
@@ -514,9 +613,12 @@ static void variant(struct lw_log *l, int dev, uint64_t cut, const char *mode, u
 	}
 	for (k = 0; k < nv; k++)
 		apply(l, &l->e[order[k]], dev, &buf, &cap);
+	if (end > cut)
+		printf("in flight at the cut: [%llu, %llu), before flush %llu\n",
+		       (unsigned long long)cut, (unsigned long long)end, (unsigned long long)end);
 	printf("variant %s seed %llu: window [%llu, %llu): %llu volatile writes, %llu dropped, "
 	       "%llu torn (%llu of %llu sectors kept), the rest whole, in order:",
-	       mode, (unsigned long long)seed, (unsigned long long)w, (unsigned long long)cut,
+	       mode, (unsigned long long)seed, (unsigned long long)w, (unsigned long long)end,
 	       (unsigned long long)nv, (unsigned long long)dropped, (unsigned long long)torn,
 	       (unsigned long long)tsec, (unsigned long long)tall);
 	for (k = 0; k < nv && k < 32; k++)
@@ -551,6 +653,44 @@ static void atom_args(const struct lw_log *l, const char *from, const char *unit
 	}
 }
 
+/*
+ * The optional arguments after the fixed ones: FROM UNIT (two numbers),
+ * then "ring=FROM:LEN" (512-byte sectors) and "inflight". Returns whether
+ * "inflight" was given.
+ */
+static bool opt_args(const struct lw_log *l, int argc, char **argv)
+{
+	bool with_inflight = false;
+	int i = 0;
+
+	if (argc >= 2 && argv[0][0] >= '0' && argv[0][0] <= '9') {
+		atom_args(l, argv[0], argv[1]);
+		i = 2;
+	}
+	for (; i < argc; i++) {
+		unsigned long long a, b;
+
+		if (sscanf(argv[i], "ring=%llu:%llu", &a, &b) == 2) {
+			ring_from = a * 512 / l->ss;
+			ring_to = (a + b) * 512 / l->ss;
+		} else if (!strcmp(argv[i], "inflight")) {
+			with_inflight = true;
+		} else {
+			errno = EINVAL;
+			die("unknown option %s", argv[i]);
+		}
+	}
+	return with_inflight;
+}
+
+static bool has_opt(int argc, char **argv, const char *opt)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], opt))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "list")) {
@@ -558,28 +698,37 @@ int main(int argc, char **argv)
 	} else if (argc == 6 && !strcmp(argv[1], "replay")) {
 		walk(open_or_die(argv[2], O_RDONLY), strtoull(argv[4], NULL, 0),
 		     strtoull(argv[5], NULL, 0), open_or_die(argv[3], O_RDWR));
-	} else if ((argc == 4 || argc == 6) && !strcmp(argv[1], "window")) {
+	} else if (argc >= 4 && !strcmp(argv[1], "window")) {
 		struct lw_log l;
-		uint64_t cut = strtoull(argv[3], NULL, 0), w, i, v = 0, t = 0;
+		uint64_t cut = strtoull(argv[3], NULL, 0), w, i, end, v = 0, t = 0, r = 0;
+		bool fl = has_opt(argc - 4, argv + 4, "inflight");
 
-		index_log(&l, open_or_die(argv[2], O_RDONLY), cut);
-		if (argc == 6)
-			atom_args(&l, argv[4], argv[5]);
-		w = window(&l, l.n);
-		for (i = w; i < l.n; i++) {
+		index_log(&l, open_or_die(argv[2], O_RDONLY), fl ? UINT64_MAX : cut);
+		fl = opt_args(&l, argc - 4, argv + 4);
+		if (cut > l.n)
+			cut = l.n;
+		w = window(&l, cut);
+		end = fl ? inflight(&l, cut) : cut;
+		for (i = w; i < end; i++) {
 			v += l.e[i].vol;
 			t += l.e[i].vol && atoms(&l.e[i]) > 1;
+			r += l.e[i].vol && in_ring(&l.e[i]);
 		}
-		printf("%llu %llu %llu\n", (unsigned long long)w, (unsigned long long)v,
-		       (unsigned long long)t);
-	} else if ((argc == 7 || argc == 9) && !strcmp(argv[1], "variant")) {
+		/* W V T, then R (ring writes of V) and X (V's writes in flight) */
+		printf("%llu %llu %llu %llu %llu\n", (unsigned long long)w, (unsigned long long)v,
+		       (unsigned long long)t, (unsigned long long)r,
+		       (unsigned long long)(end - cut));
+	} else if (argc >= 7 && !strcmp(argv[1], "variant")) {
 		struct lw_log l;
 		uint64_t cut = strtoull(argv[4], NULL, 0);
+		bool fl = has_opt(argc - 7, argv + 7, "inflight");
 
-		index_log(&l, open_or_die(argv[2], O_RDONLY), cut);
-		if (argc == 9)
-			atom_args(&l, argv[7], argv[8]);
-		variant(&l, open_or_die(argv[3], O_RDWR), l.n, argv[5], strtoull(argv[6], NULL, 0));
+		index_log(&l, open_or_die(argv[2], O_RDONLY), fl ? UINT64_MAX : cut);
+		fl = opt_args(&l, argc - 7, argv + 7);
+		if (cut > l.n)
+			cut = l.n;
+		variant(&l, open_or_die(argv[3], O_RDWR), cut, argv[5], strtoull(argv[6], NULL, 0),
+			fl);
 	} else if (argc == 3 && !strcmp(argv[1], "zero")) {
 		int fd = open_or_die(argv[2], O_RDWR);
 
@@ -590,8 +739,9 @@ int main(int argc, char **argv)
 		copy(open_or_die(argv[2], O_RDONLY), open_or_die(argv[3], O_RDWR));
 	} else {
 		fprintf(stderr, "usage: t_lwreplay list LOG | replay LOG DEV FROM TO | "
-			"window LOG CUT [FROM UNIT] | "
-			"variant LOG DEV CUT prefix|reorder|torn SEED [FROM UNIT] | "
+			"window LOG CUT [FROM UNIT] [ring=FROM:LEN] [inflight] | "
+			"variant LOG DEV CUT prefix|reorder|torn|nodata|halfdata SEED [FROM UNIT] "
+			"[ring=FROM:LEN] [inflight] | "
 			"zero DEV | copy SRC DST\n");
 		return 2;
 	}
