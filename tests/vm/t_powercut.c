@@ -3,20 +3,35 @@
  * t_powercut: the workload and the checker of v_powercut.sh (power cuts
  * replayed from a dm-log-writes log).
  *
- *   t_powercut run DEV META N SEED LWNAME
- *       mkfs a store on DEV with metadata in META (on the ext4 that shares
- *       the logged device), then submit N transactions generated from SEED
- *       (writes large and small, deferred in-place overwrites, removes,
- *       clones, renames, truncates, omap), with a reclaim every 8. After each
- *       acknowledged transaction i it inserts the mark "ack-i" into the log
- *       of the dm-log-writes device LWNAME ("-": none) and prints "ACK i".
- *       "ack-0" follows mkfs and the collection.
+ *   t_powercut run DEV META N SEED LWNAMES [JSIZE]
+ *       mkfs a store on DEV with metadata in META (on an ext4 on a logged
+ *       device), its device journal JSIZE bytes (0: mkfs's default), then
+ *       submit N transactions generated from SEED (writes large and small,
+ *       deferred in-place overwrites, removes, clones, renames, truncates,
+ *       omap), with a reclaim every 8. After each acknowledged transaction i it
+ *       inserts the mark "ack-i" into the log of every dm-log-writes device
+ *       of the comma-separated list LWNAMES ("-": none) and prints "ACK i".
+ *       "ack-0" follows mkfs and the collection. The journal's sync hook
+ *       marks "ts-N" and "td-N" around the N-th sync of its trim point
+ *       (debug.h, rs_debug_set_sync_hook) in the same logs. Prints
+ *       "JOURNAL device offset O size S" (bytes) and "SYNCS N".
+ *   t_powercut more DEV META FROM SEED K
+ *       reopen a store that check found after transaction FROM, acknowledge
+ *       transactions FROM + 1 .. FROM + K and die without closing (the
+ *       crash of a reopen-twice check; check FROM + K follows).
+ *   t_powercut cont DEV META ACKED SEED K LWNAMES
+ *       a logged recovery that goes on: marks "rstart", opens, marks
+ *       "rdone", checks the state is ACKED's or the next (prints
+ *       "# recovered R") with a clean deep fsck, acknowledges R + 1 ..
+ *       R + K (marks "ack-i", and "ts-N"/"td-N" as run), marks "cdone".
  *   t_powercut check DEV META ACKED SEED
  *       open the store as a crash left it and check that it holds exactly
  *       the state after transaction ACKED or after ACKED + 1 (the one that
  *       may have been durable before its acknowledgement was marked): every
  *       object's existence, size, bytes and omap; then a deep fsck must be
- *       clean. Nothing half-applied, nothing acknowledged lost.
+ *       clean. Nothing half-applied, nothing acknowledged lost. Notes
+ *       what the open's journal replay did ("# journal replayed ...,
+ *       dropped D").
  *
  *   t_powercut crun DEV META CONFIG SEED LWNAME
  *       the concurrent workload: mkfs with CONFIG's policies, then several
@@ -47,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "debug.h"		/* rs_debug_fail_io: write errors (store/) */
 #include "ktest.h"
@@ -201,18 +217,68 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 	}
 }
 
-static int mark(const char *lw, uint64_t i)
-{
-	char cmd[160];
+static int dm_message(const char *lw, const char *msg);
 
-	if (!strcmp(lw, "-"))		/* no log: a plain run */
+/*
+ * Insert the mark @msg into the log of every dm-log-writes device of the
+ * comma-separated list @lws ("-": none), in list order and under one lock:
+ * marks from the main thread (acknowledgements) and from the journal's
+ * sync hook (trims, on the commit thread) appear in the same order in
+ * every log, so a mark is a point the logs agree on (v_powercut.sh).
+ */
+static int mark_all(const char *lws, const char *msg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char name[128];
+	const char *p = lws;
+	int ret = 0;
+
+	if (!strcmp(lws, "-"))		/* no log: a plain run */
 		return 0;
-	snprintf(cmd, sizeof(cmd), "/usr/sbin/dmsetup message %s 0 mark ack-%llu", lw,
-		 (unsigned long long)i);
-	return system(cmd);
+	pthread_mutex_lock(&lock);
+	while (*p && !ret) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(name, sizeof(name), "%.*s", (int)(n < 127 ? n : 127), p);
+		ret = dm_message(name, msg);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
-static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, const char *lw)
+static int mark(const char *lw, uint64_t i)
+{
+	char msg[32];
+
+	snprintf(msg, sizeof(msg), "ack-%llu", (unsigned long long)i);
+	return mark_all(lw, msg);
+}
+
+/*
+ * The journal's sync hook: "ts-N" before the N-th WAL sync that makes the
+ * trim point durable, "td-N" once it is. Between the two the metadata
+ * device is written and flushed; the data device's ring is written again
+ * only after "td-N".
+ */
+static uint64_t nsync;
+static int sync_mark_failed;
+
+static void sync_marks(int done, void *arg)
+{
+	char msg[32];
+
+	if (!done)
+		nsync++;
+	snprintf(msg, sizeof(msg), "%s-%llu", done ? "td" : "ts", (unsigned long long)nsync);
+	if (mark_all(arg, msg))
+		sync_mark_failed = 1;
+}
+
+static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, const char *lw,
+	       uint64_t jsize)
 {
 	struct rawstore_mkfs_opts mo;
 	struct rawstore_info info;
@@ -220,17 +286,32 @@ static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, con
 	struct rawstore *st;
 	struct rawstore_txn *t;
 	struct model m;
+	char rmark[64];
 	uint64_t i;
 	int ret;
 
 	rawstore_mkfs_opts_init(&mo);
 	mo.force = 1;
+	mo.journal_size = jsize;
 	ret = rawstore_mkfs(dev, meta, &mo);
 	if (ret)
 		kt_fatal("mkfs: %s", rawstore_errmsg());
+	rs_debug_set_sync_hook(sync_marks, (void *)lw);
 	ret = rawstore_open(dev, meta, NULL, &st);
 	if (ret)
 		kt_fatal("open: %s", rawstore_errmsg());
+	info.struct_size = sizeof(info);
+	if (rawstore_get_info(st, &info))
+		kt_fatal("info: %s", rawstore_errmsg());
+	/* Where the ring is (v_powercut.sh tells records from data by it). */
+	printf("JOURNAL %s offset %llu size %llu\n", info.journal,
+	       (unsigned long long)info.journal_offset, (unsigned long long)info.journal_size);
+	/* The log keeps it too (a failure is redone on its own log). */
+	snprintf(rmark, sizeof(rmark), "ring-%llu-%llu",
+		 (unsigned long long)info.journal_offset / 512,
+		 (unsigned long long)info.journal_size / 512);
+	if (mark_all(lw, rmark))
+		kt_fatal("mark %s on %s failed", rmark, lw);
 	rawstore_txn_new(&t);
 	rawstore_txn_coll_create(t, COLL);
 	ret = rawstore_submit(st, t);
@@ -270,6 +351,10 @@ static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, con
 	ret = rawstore_close(st);
 	if (ret)
 		kt_fatal("close: %d", ret);
+	rs_debug_set_sync_hook(NULL, NULL);
+	if (sync_mark_failed)
+		kt_fatal("a trim's mark could not be written to %s", lw);
+	printf("SYNCS %llu\n", (unsigned long long)nsync);
 	return 0;
 }
 
@@ -352,6 +437,8 @@ static int matches(struct rawstore *st, const struct model *m, uint8_t *buf, cha
 	return 0;
 }
 
+static void note_replay(struct rawstore *st);
+
 static int check(const char *dev, const char *meta, uint64_t acked, uint64_t seed)
 {
 	struct rawstore_fsck_opts fo;
@@ -375,6 +462,7 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	kt_expect_eq(ret, 0, "open after the cut (%s)", ret ? rawstore_errmsg() : "ok");
 	if (ret)
 		return kt_done();
+	note_replay(st);
 	ma = matches(st, &a, buf, why_a, sizeof(why_a), &verified);
 	if (ma)
 		verified = 0;
@@ -399,6 +487,121 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	kt_expect_eq(rawstore_close(st), 0, "close");
 	free(buf);
 	return kt_done();
+}
+
+/* Transactions @from + 1 .. @to on @st, whose state is after @from. */
+static void submit_range(struct rawstore *st, uint64_t seed, uint64_t from, uint64_t to,
+			 const char *lw)
+{
+	struct rawstore_txn *t;
+	struct model m;
+	uint64_t i;
+	int ret;
+
+	model_init(&m);
+	rng = seed | 1;
+	for (i = 1; i <= from; i++)
+		gen_txn(&m, NULL, i);
+	rawstore_txn_new(&t);
+	for (i = from + 1; i <= to; i++) {
+		rawstore_txn_reset(t);
+		gen_txn(&m, t, i);
+		ret = rawstore_submit(st, t);
+		if (ret)
+			kt_fatal("transaction %llu: %s (op %d)", (unsigned long long)i,
+				 rawstore_errmsg(), rawstore_txn_failed_op(t));
+		if (mark(lw, i))
+			kt_fatal("dmsetup message %s mark failed", lw);
+		printf("ACK %llu\n", (unsigned long long)i);
+		fflush(stdout);
+	}
+	rawstore_txn_free(t);
+}
+
+/*
+ * The second half of a reopen-twice check: open the store (after
+ * transaction @from, as check found it), acknowledge @k more and die
+ * without closing, as a crash right after the last acknowledgement: what
+ * RocksDB holds only in its unsynced WAL buffer is lost. check must then
+ * find every one of them.
+ */
+static int more(const char *dev, const char *meta, uint64_t from, uint64_t seed, uint64_t k)
+{
+	struct rawstore *st;
+	int ret = rawstore_open(dev, meta, NULL, &st);
+
+	if (ret)
+		kt_fatal("reopen after transaction %llu: %s", (unsigned long long)from,
+			 rawstore_errmsg());
+	note_replay(st);
+	fflush(stdout);
+	submit_range(st, seed, from, from + k, "-");
+	fflush(stdout);
+	_exit(0);
+}
+
+/*
+ * A logged recovery that goes on (a double crash): marks "rstart", opens
+ * the store as a cut left it (the replay, its trim point synced between
+ * "ts-N" and "td-N"), marks "rdone", checks that it holds the state after
+ * @acked or @acked + 1 (printed: "# recovered R") with a clean deep fsck,
+ * then acknowledges @k more transactions (marks "ack-i"), marks "cdone"
+ * and closes. v_powercut.sh cuts this log in turn.
+ */
+static int cont(const char *dev, const char *meta, uint64_t acked, uint64_t seed,
+		uint64_t k, const char *lws)
+{
+	struct rawstore_fsck_opts fo;
+	struct rawstore_fsck_result fr;
+	struct model a, b;
+	struct rawstore *st;
+	uint8_t *buf = malloc(MAXLEN);
+	char why_a[200] = "", why_b[200] = "";
+	uint64_t i, r, verified = 0;
+	int ret, ma, mb;
+
+	model_init(&a);
+	model_init(&b);
+	rng = seed | 1;
+	for (i = 1; i <= acked; i++)
+		gen_txn(&a, NULL, i);
+	model_copy(&b, &a);
+	gen_txn(&b, NULL, acked + 1);
+
+	rs_debug_set_sync_hook(sync_marks, (void *)lws);
+	if (mark_all(lws, "rstart"))
+		kt_fatal("mark rstart on %s failed", lws);
+	ret = rawstore_open(dev, meta, NULL, &st);
+	if (ret)
+		kt_fatal("open: %s", rawstore_errmsg());
+	note_replay(st);
+	if (mark_all(lws, "rdone"))
+		kt_fatal("mark rdone on %s failed", lws);
+	ma = matches(st, &a, buf, why_a, sizeof(why_a), &verified);
+	mb = ma ? matches(st, &b, buf, why_b, sizeof(why_b), &verified) : 1;
+	if (ma && mb)
+		kt_fatal("recovered neither transaction %llu's state nor %llu's (%s; %s)",
+			 (unsigned long long)acked, (unsigned long long)acked + 1, why_a, why_b);
+	r = ma ? acked + 1 : acked;
+	kt_note("recovered %llu", (unsigned long long)r);
+	rawstore_fsck_opts_init(&fo);
+	fo.deep = 1;
+	fr.struct_size = sizeof(fr);
+	ret = rawstore_fsck(st, &fo, &fr);
+	if (ret || fr.errors || fr.leaks)
+		kt_fatal("deep fsck after the recovery: %d, %llu errors, %llu leaks", ret,
+			 (unsigned long long)fr.errors, (unsigned long long)fr.leaks);
+	submit_range(st, seed, r, r + k, lws);
+	if (mark_all(lws, "cdone"))
+		kt_fatal("mark cdone on %s failed", lws);
+	ret = rawstore_close(st);
+	if (ret)
+		kt_fatal("close: %d", ret);
+	rs_debug_set_sync_hook(NULL, NULL);
+	if (sync_mark_failed)
+		kt_fatal("a trim's mark could not be written to %s", lws);
+	free(buf);
+	return 0;
 }
 
 /*
@@ -1131,9 +1334,16 @@ static int copen(const char *dev, const char *meta, const char *lw)
 
 int main(int argc, char **argv)
 {
-	if (argc == 7 && !strcmp(argv[1], "run"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "run"))
 		return run(argv[2], argv[3], strtoull(argv[4], NULL, 0),
-			   strtoull(argv[5], NULL, 0), argv[6]);
+			   strtoull(argv[5], NULL, 0), argv[6],
+			   argc == 8 ? strtoull(argv[7], NULL, 0) : 0);
+	if (argc == 7 && !strcmp(argv[1], "more"))
+		return more(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+			    strtoull(argv[5], NULL, 0), strtoull(argv[6], NULL, 0));
+	if (argc == 8 && !strcmp(argv[1], "cont"))
+		return cont(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+			    strtoull(argv[5], NULL, 0), strtoull(argv[6], NULL, 0), argv[7]);
 	if (argc == 6 && !strcmp(argv[1], "check"))
 		return check(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 			     strtoull(argv[5], NULL, 0));
@@ -1144,7 +1354,8 @@ int main(int argc, char **argv)
 			      argv[7]);
 	if (argc == 5 && !strcmp(argv[1], "copen"))
 		return copen(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: t_powercut run DEV META N SEED LWNAME | "
+	fprintf(stderr, "usage: t_powercut run DEV META N SEED LWNAMES [JSIZE] | "
+		"more DEV META FROM SEED K | cont DEV META ACKED SEED K LWNAMES | "
 		"check DEV META ACKED SEED | crun DEV META CONFIG SEED LWNAME | "
 		"ccheck DEV META CONFIG SEED ACKS RUNLOG | copen DEV META LWNAME\n");
 	return 2;
