@@ -6,7 +6,8 @@
  *   t_powercut run DEV META N SEED LWNAMES [JSIZE]
  *       mkfs a store on DEV with metadata in META (on an ext4 on a logged
  *       device), its device journal JSIZE bytes (0: mkfs's default), then
- *       submit N transactions generated from SEED (writes large and small,
+ *       submit N transactions generated from SEED (each starting with a
+ *       write of 40 to 200 KiB of new units; writes large and small,
  *       deferred in-place overwrites, removes, clones, renames, truncates,
  *       omap), with a reclaim every 8. After each acknowledged transaction i it
  *       inserts the mark "ack-i" into the log of every dm-log-writes device
@@ -140,10 +141,14 @@ static void gen_txn(struct model *m, struct rawstore_txn *t, uint64_t seq)
 		char n[32];
 
 		name_of(i, n);
-		if (!o->exists)
+		/* Every transaction's first op writes new units past the
+		 * deferred limits (32 KiB), so that its journal record carries
+		 * checks of new data: the record that follows a trim is then
+		 * one that a cut can keep without its data. */
+		if (!o->exists || k == 0)
 			op = 0;			/* create it first */
 		if (op < 35) {			/* large write: new units */
-			uint64_t len = 4096 + rnd(192 * 1024);
+			uint64_t len = k ? 4096 + rnd(192 * 1024) : 40960 + rnd(160 * 1024);
 			uint64_t off = rnd(MAXLEN - len);
 			uint32_t x = (uint32_t)(seq * 7919 + k);
 			uint64_t j;
