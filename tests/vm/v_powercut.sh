@@ -1,61 +1,183 @@
-# v_powercut.sh: power cuts at the device level, replayed from a
-# dm-log-writes log, with lost, reordered and torn un-flushed writes
-# (issue 13 item 1).
+# v_powercut.sh: power cuts at the device level, replayed from dm-log-writes
+# logs, with lost, reordered and torn un-flushed writes (issue 13 item 1;
+# the split flush domains, in-flight writes, targeted cuts, double crashes
+# and reopen-twice checks: issue 36 part 5).
 #
-# One dm-log-writes device over a zeroed region of the scratch disk records,
-# with their flush/FUA boundaries, every write of both halves of the store:
-# the raw data device (dm-linear, first 64 MiB) and an ext4 file system
-# holding the RocksDB directory (dm-linear, next 128 MiB). A single log
-# orders the two devices' writes against each other, so RocksDB's directory
-# loses, reorders and tears its un-synced writes exactly like the data
-# device. t_powercut runs a write-heavy workload on it (mkfs, then PC_TXNS
-# transactions: large writes, deferred small overwrites, removes, clones,
-# renames, truncates, omap, a reclaim every 8) and marks each
-# acknowledgement in the log ("ack-N"; the log is outside the replayed
-# devices).
+# The serial campaign: two devices, two logs, two flush domains. The store
+# has two halves on two devices, each with a volatile cache of its own: the
+# raw data device (64 MiB) and an ext4 file system holding the RocksDB
+# directory (128 MiB). Each sits on its own dm-log-writes device with its
+# own log (pc-lwd logs the data device into pc-logd, pc-lwm the metadata
+# device into pc-logm), so a flush of one (an fsync on ext4, a device
+# flush of the store) makes only that device's writes durable, as on real
+# hardware. (One log under both, as before issue 36, let an ext4 flush make
+# the data device's writes durable too, and the reverse.) t_powercut runs a
+# write-heavy workload on them (mkfs with a 1 MiB journal, PC_JSIZE, so that
+# it trims often, then PC_TXNS transactions: large writes, deferred small
+# overwrites, removes, clones, renames, truncates, omap, a reclaim every 8).
 #
-# Cut points are chosen among the log entries after mkfs: just before each
-# flush (the writes of its group completed but are not yet durable), just
-# after each FUA write and acknowledgement mark, and random entries. For a
-# cut, t_lwreplay window finds the volatile window (the writes since the
-# last flush that are not FUA; see t_lwreplay.c); the log up to the window
-# is replayed (incrementally) onto a zeroed region, copied to a check
-# region, and one variant of the window is applied on top:
-#   prefix   the window in log order (a plain replay up to the cut)
-#   reorder  a random subset of the volatile writes in a random order
+# Marks the logs agree on. Two logs have no common clock, so the workload
+# writes every mark into both logs, in the same order, under one lock: each
+# acknowledgement ("ack-N", after transaction N is acknowledged) and, from
+# the store's sync hook (debug.h, rs_debug_set_sync_hook), "ts-N" before
+# and "td-N" after the N-th RocksDB WAL sync that makes the journal's trim
+# point "T" durable (a trim, an open that replayed, a clean close). A mark
+# is logged when it is sent; a write or a flush is logged when it completes
+# (a non-FUA write with the next flush, see t_lwreplay.c). So whatever a
+# log holds before a mark happened before the mark was sent, and whatever
+# is issued after the mark is logged after it.
+#
+# Why a cut is a pair of points between the same two marks. The store
+# makes one device's writes depend on the other's durability only across a
+# wait: the journal writes a record, flushes the data device, and only then
+# gives the batch to RocksDB, which writes it to the metadata device when
+# the next trim syncs the WAL (between "ts-N" and "td-N"); a trim makes "T"
+# durable (by "td-N") before the ring behind it is written again. These
+# waits are exactly where the marks are: every write of one device that
+# depends on the other's state lies after a mark in its own log that in
+# the other's log follows everything it depends on. A power cut at time t
+# leaves (the data device's state at t) x (the metadata device's state at
+# t), each being: everything up to its own last flush completed before t,
+# plus any subset (in any order, torn at its atoms) of its writes since
+# (completed or still in flight at t, not yet covered by a flush of its
+# own). Take t between marks g and g'. In each log, the entries logged
+# before t are those before g plus some prefix of the entries between g and
+# g'; no entry between g and g' of one log depends on an entry between g
+# and g' of the other (a dependence crosses a mark). So a cut chooses, per
+# device, a point between g and g' (no later than g' and, as a flush is
+# logged when it completes, its state is what that device had made durable
+# by t plus its volatile window), and any two such points together form a
+# state some power cut (some timing of the same run) leaves: no pair
+# between the same two marks is impossible, and every power cut is such a
+# pair. Pairs across a mark are not taken (they could be impossible: the
+# ring overwritten after a trim whose "T" the other device lost).
+# Limit: a write that RocksDB issues on its own (a background memtable
+# flush or compaction, or the kernel writing back the WAL's pages before
+# the trim syncs them) holds only batches of records the data device had
+# already flushed; it is not marked, and the model assumes it happens
+# after the mark that follows their acknowledgement (a memtable flush in
+# the microseconds between a group's batch and its acknowledgement's mark
+# would break that; the workload's metadata is far too small to flush a
+# memtable).
+#
+# In-flight writes. dm-log-writes logs a write when it completes and holds
+# a completed non-FUA write back until the next flush, so a write in flight
+# at a cut (or completed but not yet flushed, and logged behind a mark) is
+# after the cut's entry in the log. The log cannot tell when a write of a
+# flush's group was issued, only that it completed before the flush was
+# issued. So t_lwreplay's "inflight" option adds the writes from the cut up
+# to the next flush of that device to its volatile window, but only when no
+# mark lies between (every such write was then issued before the next
+# mark, and by the argument above may have landed at the cut or at a later
+# time between the same marks, which is an equally valid cut). Past a mark
+# the log cannot say which of them came before it, and they are left out:
+# they never land (as before issue 36). Every variant but prefix takes it.
+#
+# Cuts (kinds; "XD:YM" names a cut: the data log cut before entry XD, the
+# metadata log before entry YM):
+#   mark     right after a mark (an acknowledgement or a trim's start) in
+#            both logs, each with its volatile window
+#   split    before a flush of one device (its group written, not durable)
+#            with the other device just before the next mark (everything
+#            of its interval done): the cuts one log could not give
+#   random   a random entry of one log, the other right after the mark
+#            before it
+#   trim     right after each trim ("td-N", the WAL sync that made "T"
+#            durable): PC_TCUTS of them (quick 3, full all)
+#   trimrec  the data device just before its first flush after "td-N" (the
+#            record that follows the trim and its data written, not
+#            flushed), the metadata device right after "td-N"
+#   rec      a double crash's recovery (see below) cut: its flushes, right
+#            after its trim point's sync, right after "rdone"
+#   dc       the double crash: after each acknowledgement and before each
+#            flush of the transactions that follow the recovery
+# Each cut is replayed from both logs (incrementally onto pc-rep, then
+# copied to pc-chk) and one variant of both windows applied on top:
+#   prefix   the windows in log order (a plain replay up to the cut)
+#   reorder  a random subset of each window's volatile writes (in-flight
+#            ones included) in a random order
 #   torn     as reorder, and some multi-sector writes torn (a random prefix
 #            or a random set of their sectors)
+#   nodata   (trim, trimrec, rec, dc: when the data device's window holds a
+#            write into the journal's ring and another) every ring write
+#            lands, every other write of the data window is lost: a record
+#            kept, its data dropped (the replay must drop the record)
+#   halfdata as nodata, each non-ring write lost with probability 1/2
 # Then ext4 is mounted (its journal recovers) and t_powercut check asserts
 # that the store opens, holds exactly the state after the last acknowledged
 # transaction (or the next one, durable before its mark), byte for byte with
 # its omap, and that a deep fsck is clean (no leak, no double use, every
-# checksum). Each variant prints its seed and the command that redoes it.
+# checksum; a finding fails the variant). Then the reopen-twice check
+# (PC_AGAIN transactions, 2): t_powercut more acknowledges PC_AGAIN more
+# transactions on the recovered store and dies without closing (a crash
+# right after its last acknowledgement: RocksDB's unsynced WAL buffer is
+# lost), and check runs again: every one of them must be there, with a
+# clean deep fsck. Every variant of every kind takes both checks.
+#
+# The double crash (PC_DCRASH of the trimrec nodata variants whose recovery
+# dropped a record: quick 1, full 3). The sequence of the dropped-record
+# bug: crash 1 leaves the record after a trim without its data; the
+# recovery drops it; the reopened store acknowledges more; crash 2 comes
+# before the next trim. The variant is built again and saved (pc-pre); its
+# recovery and PC_DTXNS (3) more transactions run on two more dm-log-writes
+# devices (pc-lw2d into pc-log2d, pc-lw2m into pc-log2m; t_powercut cont
+# marks "rstart", "rdone", each "ack-N", "ts-N"/"td-N" and "cdone"); those
+# logs are cut as above (kinds rec and dc) on top of pc-pre, and each cut
+# must hold the last acknowledgement before it (crash 1's, or the
+# recovered state, or the continuation's), pass a deep fsck and the
+# reopen-twice check. With the fix of the dropped-record bug reverted,
+# crash 2 loses the transactions acknowledged after crash 1.
 #
 # The checker must be able to fail: at the last cut it is also asked for
 # the state two transactions back, which must be refused. A variant that
 # cannot be built (or brought up) is a failure of its cut, never skipped:
 # powercut/unbuilt-variant-fails runs the counting with a variant that
 # t_lwreplay refuses and checks that it comes back as one more failure.
+# Results: powercut/setup, /workload, /write-paths, /replay (every prefix
+# variant), /reorder, /torn, /split-domains (every variant of the split
+# cuts), /after-trim (trim and trimrec), /record-without-data (the nodata
+# and halfdata variants, and at least one recovery dropped a record),
+# /after-dropped-record (rec), /double-crash (dc), /reopen-twice (one for
+# every variant that passed), /checker-refuses-old-state,
+# /unbuilt-variant-fails.
 #
 # At the end one JSON line sums the run:
 #   {"kind":"powercut","mode":"quick"|"full","cut_points":N,"variants":N,
+#    "split_cut_points":N,"trim_cut_points":N,"after_drop_cut_points":N,
+#    "double_crash_cut_points":N,"reopen_twice":N,
 #    "txns_checked":N,"bytes_verified":N,"failures":N,"seconds":S}
 # (variants: checks run; txns_checked: acknowledged transactions verified,
 # summed over the checks; bytes_verified: object bytes read and compared).
 #
+# The concurrent campaign below keeps one log under both halves (one flush
+# domain; its configurations' stores are files on ext4 or dm-thin volumes,
+# whose own flushes reach the whole logged device).
+#
 # Env (read in the guest):
 #   PC_MODE      quick (default, CI) or full (the benchmark's campaign)
-#   PC_TXNS      transactions (quick 40, full 100)
-#   PC_CUTS      at most that many cut points, two thirds flush/FUA/mark
-#                points spread evenly, one third random (quick 16);
-#                "points" (full): every flush, FUA and mark point and 100
+#   PC_TXNS      transactions (quick 160, full 240: the 1 MiB journal trims
+#                about every 70 of them)
+#   PC_CUTS      serial: that many mark, split and random cuts, a third
+#                each, marks and splits spread evenly (quick 16);
+#                "points" or "all" (full): every mark and split cut and 100
+#                random ones. Concurrent: at most that many cut points, two
+#                thirds flush/FUA/mark points spread evenly, one third
+#                random; "points": every flush, FUA and mark point and 100
 #                random ones; "all": every entry after mkfs
+#   PC_TCUTS     trims cut (trim and trimrec cuts; quick 3, full all)
+#   PC_DCRASH    double crashes (quick 1, full 3); PC_DTXNS transactions
+#                after its first recovery (3)
+#   PC_AGAIN     reopen-twice: transactions before the second crash (2; 0
+#                skips the check)
+#   PC_JSIZE     the serial store's journal, bytes (1048576)
 #   PC_REORDER   reorder variants per cut that has volatile writes (1)
 #   PC_TORN      torn variants per cut that has a write that can tear (1)
-#   PC_ATOM      "FROM UNIT" (512-byte sectors): writes at or past FROM tear
-#                only at multiples of UNIT (default: the ext4 part at 4 KiB)
-#   PC_CUTLIST   only these cut points (to redo a failure)
-#   PC_REUSE=1   skip the workload and replay the log already on the scratch
+#   PC_ATOM      concurrent: "FROM UNIT" (512-byte sectors): writes at or
+#                past FROM tear only at multiples of UNIT (default: the ext4
+#                part at 4 KiB); serial: the data log tears at every sector,
+#                the metadata log at 4 KiB
+#   PC_CUTLIST   only these cut points (to redo a failure; serial: "XD:YM")
+#   PC_REUSE=1   skip the workload and replay the logs already on the scratch
 #                disk (the log depends on timing, not only on PC_SEED, so a
 #                failure is redone on its own log: keep the disk with
 #                vm/run --disk scratch:4G:file=PATH)
@@ -73,9 +195,9 @@
 
 pc_mode=${PC_MODE:-quick}
 case $pc_mode in
-full) pc_txns=${PC_TXNS:-100} pc_cuts=${PC_CUTS:-points} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
+full) pc_txns=${PC_TXNS:-240} pc_cuts=${PC_CUTS:-points} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
 *) pc_mode=quick
-	pc_txns=${PC_TXNS:-40} pc_cuts=${PC_CUTS:-16} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
+	pc_txns=${PC_TXNS:-160} pc_cuts=${PC_CUTS:-16} pc_nre=${PC_REORDER:-1} pc_nto=${PC_TORN:-1} ;;
 esac
 pc_seed=${PC_SEED:-1}
 # The campaign's scratch files live in a directory of its own: a caller that
@@ -109,7 +231,9 @@ pc_cleanup() {
 	umount /mnt/pc 2> /dev/null
 	umount /mnt/pcc 2> /dev/null
 	umount /mnt/pcd 2> /dev/null
-	for d in pc-rdata pc-rmeta pc-rpool pc-rpdata pc-rpmeta pc-lw2 pc-log2 pc-pre \
+	for d in pc-rdata pc-rmeta pc-rpool pc-rpdata pc-rpmeta pc-lw2 pc-lw2d pc-lw2m \
+		pc-lwd pc-lwm pc-log2d pc-log2m pc-logd pc-logm pc-origdata pc-origmeta \
+		pc-repdata pc-repmeta pc-chkdata pc-chkmeta pc-log2 pc-pre \
 		pc-cdata pc-cmeta pc-chk pc-data pc-meta pc-lw pc-rep pc-orig pc-log; do
 		$pc_dm remove "$d" 2> /dev/null
 	done
@@ -118,50 +242,6 @@ pc_cleanup() {
 pc_split() { # pc_split UNDER PREFIX: PREFIX-data and PREFIX-meta over UNDER
 	$pc_dm create "$2data" --table "0 $pc_data linear $1 0" &&
 		$pc_dm create "$2meta" --table "0 $pc_meta linear $1 $pc_data"
-}
-
-pc_workload() { # the logged workload; 0 when it ran to its last ack
-	local log=$pc_tmp/pc.log rc
-
-	for d in pc-log pc-orig pc-rep; do
-		t_lwreplay zero /dev/mapper/$d ||
-			{ kt_result powercut/setup FAIL "cannot zero $d"; return 1; }
-	done
-	if ! $pc_dm create pc-lw --table \
-		"0 $pc_size log-writes /dev/mapper/pc-orig /dev/mapper/pc-log" 2> $pc_tmp/pc.err; then
-		kt_result powercut/setup FAIL "dm-log-writes: $(cat $pc_tmp/pc.err)"
-		return 1
-	fi
-	pc_split /dev/mapper/pc-lw pc- &&
-		/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
-			/dev/mapper/pc-meta &&
-		mount -t ext4 /dev/mapper/pc-meta /mnt/pc ||
-		{ kt_result powercut/setup FAIL "ext4 on the logged device"; return 1; }
-	kt_result powercut/setup PASS
-
-	echo "=== powercut/workload: $pc_txns transactions, seed $pc_seed"
-	timeout -s KILL 900 t_powercut run /dev/mapper/pc-data /mnt/pc/meta \
-		"$pc_txns" "$pc_seed" pc-lw > "$log" 2>&1
-	rc=$?
-	tail -3 "$log" | sed 's/^/    /'
-	umount /mnt/pc
-	$pc_dm remove pc-data; $pc_dm remove pc-meta; $pc_dm remove pc-lw
-	if [ $rc != 0 ] || ! grep -qx "ACK $pc_txns" "$log"; then
-		kt_result powercut/workload FAIL "(exit $rc)"
-		return 1
-	fi
-	kt_result powercut/workload PASS
-	# The cuts hit all three write paths: new data deferred through the WAL
-	# (deferred_new_max is on: the disks report themselves rotational),
-	# deferred overwrites, and data written in place (device bytes beyond the
-	# deferred ones).
-	set -- $(sed -n 's/^DEFERRED new_max \([0-9]*\) new_bytes \([0-9]*\) overwrite_bytes \([0-9]*\) other_bytes \([0-9]*\)$/\1 \2 \3 \4/p' "$log")
-	if [ $# = 4 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -gt 0 ]; then
-		kt_result powercut/write-paths PASS
-	else
-		kt_result powercut/write-paths FAIL \
-			"want deferred new data, deferred overwrites and direct writes: $(grep '^DEFERRED' "$log")"
-	fi
 }
 
 # pc_build_main CUT MODE VSEED: one variant of the cut on pc-chk (the
@@ -290,8 +370,335 @@ pc_cuts() {
 	done < "$1"
 }
 
-# The serial campaign's hooks: the store's halves are pc-cdata and pc-cmeta
-# (ext4, at /mnt/pcc) over the check region.
+# --- The serial campaign: two devices, two logs, two flush domains ----------
+#
+# Layout (512-byte sectors) inside the regions above: pc-log holds the data
+# device's log (pc-logd, its first pc_logd sectors) and the metadata
+# device's (pc-logm, the rest); pc-log2 likewise the logs of a double
+# crash's recovery (pc-log2d, pc-log2m). pc-orig, pc-rep, pc-chk are seen
+# as their two halves too (pc-origdata, pc-origmeta, ...).
+pc_logd=2097152			# 1 GiB
+pc_log2d=393216			# 192 MiB
+pc_jsize=${PC_JSIZE:-1048576}	# the serial store's device journal (mkfs --journal-size)
+pc_again=${PC_AGAIN:-2}		# reopen-twice: transactions before the second crash
+pc_dtxns=${PC_DTXNS:-3}		# double crash: transactions after the first recovery
+if [ "$pc_mode" = full ]; then
+	pc_tcuts=${PC_TCUTS:-all} pc_dcrash=${PC_DCRASH:-3} pc_drcuts=all pc_dccuts=all
+else
+	pc_tcuts=${PC_TCUTS:-3} pc_dcrash=${PC_DCRASH:-1} pc_drcuts=2 pc_dccuts=3
+fi
+
+ps_regions() {
+	$pc_dm create pc-logd --table "0 $pc_logd linear /dev/mapper/pc-log 0" &&
+		$pc_dm create pc-logm --table \
+			"0 $((pc_log - pc_logd)) linear /dev/mapper/pc-log $pc_logd" &&
+		$pc_dm create pc-log2d --table "0 $pc_log2d linear /dev/mapper/pc-log2 0" &&
+		$pc_dm create pc-log2m --table \
+			"0 $((pc_log2_size - pc_log2d)) linear /dev/mapper/pc-log2 $pc_log2d" &&
+		pc_split /dev/mapper/pc-orig pc-orig && pc_split /dev/mapper/pc-rep pc-rep &&
+		pc_split /dev/mapper/pc-chk pc-chk
+}
+
+pc_workload() { # the logged workload; 0 when it ran to its last ack
+	local log=$pc_tmp/pc.log rc
+
+	for d in pc-log pc-orig pc-rep; do
+		t_lwreplay zero /dev/mapper/$d ||
+			{ kt_result powercut/setup FAIL "cannot zero $d"; return 1; }
+	done
+	if ! $pc_dm create pc-lwd --table \
+		"0 $pc_data log-writes /dev/mapper/pc-origdata /dev/mapper/pc-logd" 2> $pc_tmp/pc.err ||
+		! $pc_dm create pc-lwm --table \
+		"0 $pc_meta log-writes /dev/mapper/pc-origmeta /dev/mapper/pc-logm" 2>> $pc_tmp/pc.err; then
+		kt_result powercut/setup FAIL "dm-log-writes: $(cat $pc_tmp/pc.err)"
+		return 1
+	fi
+	/usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		/dev/mapper/pc-lwm && mount -t ext4 /dev/mapper/pc-lwm /mnt/pc ||
+		{ kt_result powercut/setup FAIL "ext4 on the logged metadata device"; return 1; }
+	kt_result powercut/setup PASS
+
+	echo "=== powercut/workload: $pc_txns transactions, seed $pc_seed, journal $pc_jsize bytes"
+	timeout -s KILL 900 t_powercut run /dev/mapper/pc-lwd /mnt/pc/meta \
+		"$pc_txns" "$pc_seed" pc-lwd,pc-lwm "$pc_jsize" > "$log" 2>&1
+	rc=$?
+	grep '^JOURNAL\|^SYNCS' "$log" | sed 's/^/    /'
+	tail -3 "$log" | sed 's/^/    /'
+	umount /mnt/pc
+	$pc_dm remove pc-lwd; $pc_dm remove pc-lwm
+	if [ $rc != 0 ] || ! grep -qx "ACK $pc_txns" "$log"; then
+		kt_result powercut/workload FAIL "(exit $rc)"
+		return 1
+	fi
+	kt_result powercut/workload PASS
+	# The cuts hit all three write paths: new data deferred through the WAL
+	# (deferred_new_max is on: the disks report themselves rotational),
+	# deferred overwrites, and data written in place (device bytes beyond the
+	# deferred ones).
+	set -- $(sed -n 's/^DEFERRED new_max \([0-9]*\) new_bytes \([0-9]*\) overwrite_bytes \([0-9]*\) other_bytes \([0-9]*\)$/\1 \2 \3 \4/p' "$log")
+	if [ $# = 4 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -gt 0 ]; then
+		kt_result powercut/write-paths PASS
+	else
+		kt_result powercut/write-paths FAIL \
+			"want deferred new data, deferred overwrites and direct writes: $(grep '^DEFERRED' "$log")"
+	fi
+}
+
+# ps_marks DLIST MLIST OUT: "NAME D M" per mark, D and M its entries in the
+# two logs; fails if the logs do not hold the same marks in the same order.
+ps_marks() {
+	awk '$2 ~ /M/ { print $5, $1 }' "$1" > $pc_tmp/ps.md
+	awk '$2 ~ /M/ { print $5, $1 }' "$2" > $pc_tmp/ps.mm
+	[ "$(wc -l < $pc_tmp/ps.md)" = "$(wc -l < $pc_tmp/ps.mm)" ] &&
+		paste -d' ' $pc_tmp/ps.md $pc_tmp/ps.mm |
+		awk '$1 != $3 { bad = 1 } { print $1, $2, $4 } END { exit bad }' > "$3"
+}
+
+# ps_candidates MARKS DLIST MLIST FROM TO: every candidate cut between the
+# marks FROM and TO (names; the cuts lie after FROM's entries, up to TO's),
+# one a line: "KIND XD YM ACKS" (cut the data log before entry XD and the
+# metadata log before YM; ACKS the last acknowledgement before the cut,
+# ACK0 before the first ack mark; "rstart", "rdone" count as in between).
+# The two cuts always lie between the same two marks (see the header):
+#   mark     a mark (an ack, ts-N): both logs cut right after it
+#   trim     a td-N mark (a trim point just durable): both cut right after it
+#   trimrec  the data log before its first flush after td-N (the record
+#            that follows the trim, written but not flushed), the metadata
+#            log right after td-N
+#   split    a flush of one log: cut before it, the other log just before
+#            the next mark (every write and flush of its interval done)
+#   random   a random entry of the data log, the metadata log right after
+#            the mark before it; or the other way round
+ps_candidates() {
+	awk -v from="$4" -v to="$5" -v ack0="${ACK0:-0}" -v nrand="$ps_nrand" \
+		-v seed="$pc_seed" '
+	FILENAME == ARGV[1] { n++; nm[n] = $1; d[n] = $2; m[n] = $3
+		if ($1 == from) s = n; if ($1 == to) e = n; next }
+	FILENAME == ARGV[2] { if ($2 ~ /F/) fd[++nfd] = $1; next }
+	FILENAME == ARGV[3] { if ($2 ~ /F/) fm[++nfm] = $1; next }
+	END {
+		if (!s || !e) exit 1
+		a = ack0
+		for (i = s; i < e; i++) {
+			if (nm[i] ~ /^ack-/) { a = nm[i]; sub("ack-", "", a) }
+			ack[i] = a
+			if (nm[i] ~ /^td-/) {
+				print "trim", d[i] + 1, m[i] + 1, a
+				for (k = 1; k <= nfd; k++)
+					if (fd[k] > d[i] && fd[k] < d[i + 1]) {
+						print "trimrec", fd[k], m[i] + 1, a; break }
+			} else if (i > s || nm[i] ~ /^ack-/) {
+				print "mark", d[i] + 1, m[i] + 1, a
+			}
+			for (k = 1; k <= nfd; k++)
+				if (fd[k] > d[i] && fd[k] < d[i + 1]) print "split", fd[k], m[i + 1], a
+			for (k = 1; k <= nfm; k++)
+				if (fm[k] > m[i] && fm[k] < m[i + 1]) print "split", d[i + 1], fm[k], a
+		}
+		srand(seed)
+		for (k = 0; k < nrand; k++) {
+			i = s + int(rand() * (e - s))
+			if (rand() < 0.5) {
+				x = d[i] + 1 + int(rand() * (d[i + 1] - d[i]))
+				print "random", x, m[i] + 1, ack[i]
+			} else {
+				y = m[i] + 1 + int(rand() * (m[i + 1] - m[i]))
+				print "random", d[i] + 1, y, ack[i]
+			}
+		}
+	}' "$1" "$2" "$3"
+}
+
+# ps_pick KIND K: K of the candidates of KIND on stdin, spread evenly
+# ("all": every one).
+ps_pick() {
+	awk -v kind="$1" -v k="$2" '$1 == kind { a[++n] = $0 } END {
+		if (n == 0) exit; if (k == "all" || k >= n) { for (i = 1; i <= n; i++) print a[i]; exit }
+		if (k + 0 < 1) exit; step = n / k
+		for (i = 0; i < k; i++) print a[int(1 + i * step)] }'
+}
+
+# ps_build CUT MODE VSEED: one variant of the cut "XD:YM" on pc-chk: the
+# base ($ps_base, holding $ps_logd up to $ps_repd and $ps_logm up to
+# $ps_repm), the logs replayed up to their windows ($ps_wd, $ps_wm), then
+# each window as MODE says (the data log: nodata and halfdata keep its ring
+# writes; the metadata log: prefix then), in-flight writes included.
+ps_build() {
+	local xd=${1%:*} ym=${1#*:} md=$2 mm=$2 fl=inflight
+	case $2 in prefix) fl= ;; nodata|halfdata) mm=prefix ;; esac
+	t_lwreplay copy "$ps_base" /dev/mapper/pc-chk &&
+		{ [ "$ps_wd" -le "$ps_repd" ] ||
+			t_lwreplay replay "$ps_logd" /dev/mapper/pc-chkdata "$ps_repd" "$ps_wd"; } &&
+		{ [ "$ps_wm" -le "$ps_repm" ] ||
+			t_lwreplay replay "$ps_logm" /dev/mapper/pc-chkmeta "$ps_repm" "$ps_wm"; } &&
+		t_lwreplay variant "$ps_logd" /dev/mapper/pc-chkdata "$xd" "$md" "$3" $pc_ring $fl &&
+		t_lwreplay variant "$ps_logm" /dev/mapper/pc-chkmeta "$ym" "$mm" "$(($3 + 7))" 0 8 $fl
+}
+
+# ps_check ACKS: t_powercut check, then the reopen-twice check: $pc_again
+# more transactions on the recovered store, a crash right after the last
+# acknowledgement (t_powercut more), and the check again.
+ps_check() {
+	local r rc
+	t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$1" "$pc_seed" > $pc_tmp/ps.c1 2>&1
+	rc=$?
+	cat $pc_tmp/ps.c1
+	[ $rc = 0 ] || return 1
+	[ "$pc_again" -gt 0 ] || return 0
+	r=$(sed -n 's/^# state after transaction \([0-9]*\).*/\1/p' $pc_tmp/ps.c1 | head -1)
+	[ -n "$r" ] || { echo "reopen-twice: no state in the check's output"; return 1; }
+	t_powercut more /dev/mapper/pc-cdata /mnt/pcc/meta "$r" "$pc_seed" "$pc_again" \
+		> $pc_tmp/ps.c2 2>&1
+	rc=$?
+	sed 's/^/    reopen-twice: /' $pc_tmp/ps.c2
+	[ $rc = 0 ] || { echo "reopen-twice: the reopen after transaction $r failed (exit $rc)"; return 1; }
+	t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta $((r + pc_again)) "$pc_seed" \
+		> $pc_tmp/ps.c3 2>&1
+	rc=$?
+	sed -e 's/^/    reopen-twice: /' -e 's/verified/read/' $pc_tmp/ps.c3
+	[ $rc = 0 ] || return 1
+	echo "# reopen-twice ok: state after transaction $((r + pc_again)) after the second crash"
+}
+
+# ps_cuts CUTS: the cuts of the file CUTS ("KIND XD YM ACKS") on the logs
+# $ps_logd, $ps_logm over the base $ps_base; with ps_adv=1 the base (pc-rep)
+# is replayed up to the windows as the cuts go (sorted by their windows).
+ps_cuts() {
+	local kind xd ym acks wd vd td rd xfd wm vm tm rm xfm mwm variants v mode vseed rc i
+	while read -r kind xd ym acks; do
+		echo "$kind $xd $ym $acks $(t_lwreplay window "$ps_logd" "$xd" $pc_ring inflight)" \
+			"$(t_lwreplay window "$ps_logm" "$ym" 0 8 inflight)"
+	done < "$1" | sort -n -k5,5 -k2,2 -k3,3 |
+		awk '{ l[NR] = $0; w[NR] = $10 } END { m = -1
+			for (i = NR; i >= 1; i--) { if (m < 0 || w[i] < m) m = w[i]; s[i] = m }
+			for (i = 1; i <= NR; i++) print l[i], s[i] }' > "$1.win"
+	while read -r kind xd ym acks wd vd td rd xfd wm vm tm rm xfm mwm; do
+		[ -n "$mwm" ] || { echo "    $kind cut $xd:$ym: no window"; continue; }
+		if [ "$ps_adv" = 1 ]; then
+			if [ "$wd" -gt "$ps_repd" ]; then
+				t_lwreplay replay "$ps_logd" /dev/mapper/pc-repdata "$ps_repd" "$wd" || break
+				ps_repd=$wd
+			fi
+			if [ "$mwm" -gt "$ps_repm" ]; then
+				t_lwreplay replay "$ps_logm" /dev/mapper/pc-repmeta "$ps_repm" "$mwm" || break
+				ps_repm=$mwm
+			fi
+		fi
+		ps_wd=$wd ps_wm=$wm
+		variants="prefix:0"
+		if [ $((vd + vm)) -gt 0 ]; then
+			i=1
+			while [ $i -le "$pc_nre" ]; do variants="$variants reorder:$i"; i=$((i + 1)); done
+			if [ $((td + tm)) -gt 0 ]; then
+				i=1
+				while [ $i -le "$pc_nto" ]; do
+					variants="$variants torn:$((pc_nre + i))"; i=$((i + 1))
+				done
+			fi
+		fi
+		case $kind in
+		trim|trimrec|rec|dc) [ "$rd" -gt 0 ] && [ "$vd" -gt "$rd" ] &&
+			variants="$variants nodata:8 halfdata:9" ;;
+		esac
+		ncut=$((ncut + 1))
+		eval "nk_$kind=\$((nk_$kind + 1))"
+		for v in $variants; do
+			mode=${v%:*}
+			vseed=$((pc_seed * 1000003 + xd * 16 + ym * 4 + ${v#*:}))
+			eval "nv_$kind=\$((nv_$kind + 1))"
+			pc_run_variant "$xd:$ym" "$mode" "$vseed" "$acks" \
+				"$kind cut $xd:$ym (windows $wd:$wm, $vd+$vm volatile, $xfd+$xfm in flight, $rd in the ring, acked $acks) $mode seed $vseed"
+			rc=$?
+			if [ $rc != 0 ]; then
+				eval "nf_$kind=\$((nf_$kind + 1))"
+			else
+				grep -q '^# reopen-twice ok' $pc_tmp/pc.out &&
+					ps_again_ok=$((ps_again_ok + 1))
+				case $mode in nodata|halfdata)
+					grep -q 'dropped 1$' $pc_tmp/pc.out &&
+						ps_dropped=$((ps_dropped + 1)) ;;
+				esac
+			fi
+			# A double crash from a recovery that dropped a record (even
+			# when a later check of that variant failed).
+			if [ "$kind" = trimrec ] && [ "$mode" = nodata ] && [ "$ps_dc" = 0 ] &&
+				[ "$ps_dc_done" -lt "$pc_dcrash" ] &&
+				grep -q '^# journal replayed .* dropped 1$' $pc_tmp/pc.out; then
+				ps_dcrash "$xd:$ym" "$mode" "$vseed" "$acks"
+				ps_wd=$wd ps_wm=$wm
+			fi
+		done
+		last_cut=$xd:$ym last_acks=$acks
+	done < "$1.win"
+}
+
+# ps_dcrash CUT MODE VSEED ACKS: a double crash. The variant (crash 1, whose
+# recovery dropped a record) is built again and saved on pc-pre; its
+# recovery and $pc_dtxns more transactions run under two more logs
+# (t_powercut cont on pc-lw2d, pc-lw2m); those logs are cut in turn: "rec"
+# cuts inside the recovery (its flushes, its trim point's sync, right after
+# it), "dc" cuts after it (each acknowledgement, each flush: crash 2 before
+# the next trim, every variant that keeps a record and drops its data).
+ps_dcrash() {
+	local e2d=$pc_tmp/ps2.d e2m=$pc_tmp/ps2.m m2=$pc_tmp/ps2.marks c2=$pc_tmp/ps2.cuts r rc
+	local sbase=$ps_base sld=$ps_logd slm=$ps_logm srd=$ps_repd srm=$ps_repm sadv=$ps_adv
+	ps_dc_done=$((ps_dc_done + 1))
+	if ! { ps_build "$1" "$2" "$3" && t_lwreplay copy /dev/mapper/pc-chk /dev/mapper/pc-pre &&
+		t_lwreplay zero /dev/mapper/pc-log2; } > $pc_tmp/ps2.err 2>&1; then
+		ps_dc_broken "cut $1 $2 seed $3: cannot build it again: $(cat $pc_tmp/ps2.err)"
+		return
+	fi
+	rc=0
+	if ! $pc_dm create pc-lw2d --table \
+		"0 $pc_data log-writes /dev/mapper/pc-chkdata /dev/mapper/pc-log2d" 2> $pc_tmp/ps2.err ||
+		! $pc_dm create pc-lw2m --table \
+		"0 $pc_meta log-writes /dev/mapper/pc-chkmeta /dev/mapper/pc-log2m" 2>> $pc_tmp/ps2.err ||
+		! mount -t ext4 /dev/mapper/pc-lw2m /mnt/pcc 2>> $pc_tmp/ps2.err; then
+		rc=1
+	else
+		timeout -s KILL 600 t_powercut cont /dev/mapper/pc-lw2d /mnt/pcc/meta "$4" \
+			"$pc_seed" "$pc_dtxns" pc-lw2d,pc-lw2m > $pc_tmp/ps2.err 2>&1 || rc=1
+	fi
+	umount /mnt/pcc 2> /dev/null
+	$pc_dm remove pc-lw2d 2> /dev/null; $pc_dm remove pc-lw2m 2> /dev/null
+	if [ $rc != 0 ]; then
+		ps_dc_broken "cut $1 $2 seed $3: the logged recovery and $pc_dtxns more: $(cat $pc_tmp/ps2.err)"
+		return
+	fi
+	r=$(sed -n 's/^# recovered //p' $pc_tmp/ps2.err)
+	t_lwreplay list /dev/mapper/pc-log2d > "$e2d" && t_lwreplay list /dev/mapper/pc-log2m > "$e2m" &&
+		ps_marks "$e2d" "$e2m" "$m2" ||
+		{ ps_dc_broken "the recovery's logs cannot be read or disagree"; return; }
+	echo "    double crash from $2 cut $1 seed $3: $(grep '^# journal' $pc_tmp/ps2.err | sed 's/^# //');" \
+		"recovered $r, then $pc_dtxns more; logs $(wc -l < "$e2d") + $(wc -l < "$e2m") entries," \
+		"marks: $(awk '{ printf "%s ", $1 }' "$m2")"
+	ACK0=$4 ps_nrand=0 ps_candidates "$m2" "$e2d" "$e2m" rstart rdone > "$c2.rec"
+	ACK0=$r ps_nrand=0 ps_candidates "$m2" "$e2d" "$e2m" rdone cdone > "$c2.dc"
+	{
+		# Right after the replay's trim point is durable and right after
+		# the open, then some of the recovery's flushes.
+		ps_pick trim all < "$c2.rec"
+		awk '$1 == "rdone" { print "rec", $2 + 1, $3 + 1, a }' a="$r" "$m2"
+		ps_pick split "$pc_drcuts" < "$c2.rec"
+	} | awk '{ $1 = "rec"; print }' > "$c2"
+	{
+		ps_pick mark all < "$c2.dc"
+		ps_pick split "$pc_dccuts" < "$c2.dc"
+		ps_pick trim all < "$c2.dc"
+		ps_pick trimrec all < "$c2.dc"
+	} | awk '{ $1 = "dc"; print }' >> "$c2"
+	sort -u -k2,2n -k3,3n -o "$c2" "$c2"
+	ps_dc=1 ps_base=/dev/mapper/pc-pre ps_logd=/dev/mapper/pc-log2d ps_logm=/dev/mapper/pc-log2m
+	ps_repd=0 ps_repm=0 ps_adv=0
+	ps_cuts "$c2"
+	ps_dc=0 ps_base=$sbase ps_logd=$sld ps_logm=$slm ps_repd=$srd ps_repm=$srm ps_adv=$sadv
+}
+
+ps_dc_broken() { # the double crash could not be set up: a failure
+	echo "    double crash: FAIL: $*"
+	nfail=$((nfail + 1)) nvar=$((nvar + 1)) nf_dc=$((nf_dc + 1)) nv_dc=$((nv_dc + 1))
+}
+
 pc_up_serial() {
 	pc_split /dev/mapper/pc-chk pc-c && mount -t ext4 /dev/mapper/pc-cmeta /mnt/pcc
 }
@@ -299,43 +706,88 @@ pc_down_serial() {
 	umount /mnt/pcc 2> /dev/null
 	$pc_dm remove pc-cdata; $pc_dm remove pc-cmeta
 }
-pc_check_serial() {
-	t_powercut check /dev/mapper/pc-cdata /mnt/pcc/meta "$1" "$pc_seed"
-}
-pc_acks_serial() {
-	awk -v c="$1" '$1 < c && $5 ~ /^ack-/ { sub("ack-", "", $5); a = $5 }
-		END { print a + 0 }' $pc_tmp/pc.entries
+
+# ps_result NAME KIND...: PASS if the kinds had cuts and no failure.
+ps_result() {
+	local name=$1 k c=0 v=0 f=0
+	shift
+	for k; do
+		eval "c=\$((c + nk_$k)) v=\$((v + nv_$k)) f=\$((f + nf_$k))"
+	done
+	if [ "$c" = 0 ]; then
+		kt_result "powercut/$name" FAIL "no cut of kind $*"
+	elif [ "$f" != 0 ]; then
+		kt_result "powercut/$name" FAIL "$f of $v variants of $c cuts ($*) failed"
+	else
+		kt_result "powercut/$name" PASS
+	fi
 }
 
 pc_main() {
-	local log=$pc_tmp/pc.log entries=$pc_tmp/pc.entries cuts=$pc_tmp/pc.cuts
-	local n start t0 secs m f c control rc
+	local log=$pc_tmp/pc.log ed=$pc_tmp/pc.d em=$pc_tmp/pc.m marks=$pc_tmp/pc.marks
+	local cuts=$pc_tmp/pc.cuts cand=$pc_tmp/pc.cand t0 secs m f c control rc last nmark nsplit
+	local k
 
 	pc_name=
 	pc_cleanup
 	mkdir -p /mnt/pc /mnt/pcc
-	pc_regions || { kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
+	pc_regions && ps_regions || { kt_result powercut/setup FAIL "dmsetup linear failed"; return; }
 	if [ "${PC_REUSE:-0}" = 1 ]; then
 		kt_result powercut/setup PASS
-		kt_result powercut/workload SKIP "PC_REUSE=1: the log already on $pc_scratch is replayed"
+		kt_result powercut/workload SKIP "PC_REUSE=1: the logs already on $pc_scratch are replayed"
 	elif ! pc_workload; then
 		pc_cleanup
 		return
 	fi
 
-	t_lwreplay list /dev/mapper/pc-log > "$entries" ||
-		{ kt_result powercut/replay FAIL "cannot read the log"; pc_cleanup; return; }
-	n=$(wc -l < "$entries")
-	start=$(awk '$5 == "ack-0" { print $1; exit }' "$entries")
-	echo "    log: $n entries, $(grep -c ' F' "$entries") flushes," \
-		"$(grep -c 'ack-' "$entries") ack marks; mkfs done at entry $start"
-	[ -n "$start" ] || { kt_result powercut/replay FAIL "no ack-0 mark"; pc_cleanup; return; }
-	pc_cut_points "$entries" "$start" "$pc_cuts" > "$cuts"
+	t_lwreplay list /dev/mapper/pc-logd > "$ed" && t_lwreplay list /dev/mapper/pc-logm > "$em" ||
+		{ kt_result powercut/replay FAIL "cannot read the logs"; pc_cleanup; return; }
+	ps_marks "$ed" "$em" "$marks" ||
+		{ kt_result powercut/replay FAIL "the two logs do not hold the same marks"; pc_cleanup; return; }
+	pc_ring=$(awk '$1 ~ /^ring-/ { split($1, f, "-"); print "ring=" f[2] ":" f[3]; exit }' "$marks")
+	last=$(tail -1 "$marks" | cut -d' ' -f1)
+	echo "    data log: $(wc -l < "$ed") entries, $(grep -c ' F' "$ed") flushes;" \
+		"metadata log: $(wc -l < "$em") entries, $(grep -c ' F' "$em") flushes;" \
+		"$(wc -l < "$marks") marks ($(grep -c '^ack-' "$marks") acks," \
+		"$(grep -c '^td-' "$marks") trims); journal $pc_ring"
+	grep -q '^ack-0 ' "$marks" && [ -n "$pc_ring" ] ||
+		{ kt_result powercut/replay FAIL "no ack-0 or ring mark"; pc_cleanup; return; }
+	case $pc_cuts in
+	points|all) nmark=all nsplit=all ps_nrand=100 ;;
+	*) nmark=$((pc_cuts / 3)) nsplit=$((pc_cuts / 3)) ps_nrand=$((pc_cuts - 2 * (pc_cuts / 3))) ;;
+	esac
+	ACK0=0 ps_candidates "$marks" "$ed" "$em" ack-0 "$last" > "$cand" ||
+		{ kt_result powercut/replay FAIL "no cut candidates"; pc_cleanup; return; }
+	{
+		ps_pick mark "$nmark" < "$cand"
+		ps_pick split "$nsplit" < "$cand"
+		ps_pick random all < "$cand"
+		ps_pick trim "$pc_tcuts" < "$cand"
+		ps_pick trimrec "$pc_tcuts" < "$cand"
+	} | sort -u > "$cuts"
+	if [ -n "${PC_CUTLIST:-}" ]; then
+		for c in $PC_CUTLIST; do echo "$c"; done |
+			awk -F: 'NR == FNR { want[$1 ":" $2] = 1; next } want[$2 ":" $3]' - "$cand" |
+			sort -u > "$cuts"
+	fi
+	echo "    $(wc -l < "$cuts") cut points:" \
+		"$(awk '{ n[$1]++ } END { for (k in n) printf "%s %d, ", k, n[k] }' "$cuts")" \
+		"of $(wc -l < "$cand") candidates"
 
 	t0=$(date +%s)
-	pc_up=pc_up_serial pc_down=pc_down_serial pc_check=pc_check_serial pc_acks=pc_acks_serial
+	pc_up=pc_up_serial pc_down=pc_down_serial pc_check=ps_check pc_build=ps_build
 	pc_after=: pc_redo=
-	pc_cuts "$cuts"
+	ncut=0 nvar=0 ntx=0 nbytes=0 nfail=0 states_next=0 last_cut='' last_acks=''
+	fail_prefix=0 fail_reorder=0 fail_torn=0 fail_nodata=0 fail_halfdata=0
+	n_reorder=0 n_torn=0 n_nodata=0 n_halfdata=0
+	for k in mark split random trim trimrec rec dc; do
+		eval "nk_$k=0 nv_$k=0 nf_$k=0"
+	done
+	ps_again_ok=0 ps_dropped=0 ps_dc=0 ps_dc_done=0
+	ps_base=/dev/mapper/pc-rep ps_logd=/dev/mapper/pc-logd ps_logm=/dev/mapper/pc-logm
+	ps_repd=0 ps_repm=0 ps_adv=1
+	t_lwreplay zero /dev/mapper/pc-rep
+	ps_cuts "$cuts"
 	secs=$(($(date +%s) - t0))
 	# Control: the final state is not the one two transactions back.
 	control=FAIL
@@ -347,8 +799,8 @@ pc_main() {
 	kt_result powercut/checker-refuses-old-state $control
 	# A variant that cannot be built counts as a failure: the last cut
 	# again, with a mode t_lwreplay refuses, must come back counted.
-	rc=$( (pc_run_variant "${last_cut:-0}" bogus 1 "${last_acks:-0}" \
-		"self-check: cut ${last_cut:-0}, a variant that cannot be built" > /dev/null
+	rc=$( (pc_run_variant "${last_cut:-0:0}" bogus 1 "${last_acks:-0}" \
+		"self-check: cut ${last_cut:-0:0}, a variant that cannot be built" > /dev/null
 		echo "$nfail $nvar") )
 	if [ "$rc" = "$((nfail + 1)) $((nvar + 1))" ]; then
 		kt_result powercut/unbuilt-variant-fails PASS
@@ -356,11 +808,15 @@ pc_main() {
 		kt_result powercut/unbuilt-variant-fails FAIL "failures, variants went from" \
 			"$nfail $nvar to $rc, want one more of each"
 	fi
-	echo "    $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn)," \
-		"$pc_txns transactions, $nfail failures, $secs s ($states_next held the next," \
-		"not yet acknowledged transaction)"
-	if [ "$ncut" = 0 ] || [ "$ncut" != "$(wc -l < "$cuts")" ]; then
-		kt_result powercut/replay FAIL "checked $ncut of $(wc -l < "$cuts") cut points"
+	echo "    $ncut cut points, $nvar variants ($n_reorder reorder, $n_torn torn," \
+		"$n_nodata nodata, $n_halfdata halfdata), $pc_txns transactions, $nfail failures," \
+		"$secs s ($states_next held the next, not yet acknowledged transaction;" \
+		"$ps_again_ok reopen-twice checks passed; $ps_dropped recoveries dropped a record)"
+	for k in mark split random trim trimrec rec dc; do
+		eval "echo \"    $k: \$nk_$k cuts, \$nv_$k variants, \$nf_$k failures\""
+	done
+	if [ "$ncut" = 0 ]; then
+		kt_result powercut/replay FAIL "no cut point checked"
 	elif [ "$fail_prefix" != 0 ]; then
 		kt_result powercut/replay FAIL "$fail_prefix of $ncut cut points lost or mangled data"
 	else
@@ -376,8 +832,32 @@ pc_main() {
 			kt_result powercut/$m PASS
 		fi
 	done
+	ps_result split-domains split
+	ps_result after-trim trim trimrec
+	if [ $((n_nodata + n_halfdata)) = 0 ] || [ "$ps_dropped" = 0 ]; then
+		kt_result powercut/record-without-data FAIL "$n_nodata nodata and $n_halfdata" \
+			"halfdata variants, $ps_dropped recoveries that dropped a record: want both"
+	elif [ $((fail_nodata + fail_halfdata)) != 0 ]; then
+		kt_result powercut/record-without-data FAIL "$((fail_nodata + fail_halfdata)) of" \
+			"$((n_nodata + n_halfdata)) variants that keep a record and drop its data failed"
+	else
+		kt_result powercut/record-without-data PASS
+	fi
+	ps_result after-dropped-record rec
+	ps_result double-crash dc
+	if [ "$pc_again" = 0 ]; then
+		kt_result powercut/reopen-twice SKIP "PC_AGAIN=0"
+	elif [ "$ps_again_ok" = 0 ] || [ "$ps_again_ok" != $((nvar - nfail)) ]; then
+		kt_result powercut/reopen-twice FAIL "$ps_again_ok reopen-twice checks passed," \
+			"want one for each of the $((nvar - nfail)) variants that passed"
+	else
+		kt_result powercut/reopen-twice PASS
+	fi
 	pc_json="$(printf '{"kind":"powercut","mode":"%s","cut_points":%d,"variants":%d,' \
 		"$pc_mode" "$ncut" "$nvar")$(printf \
+		'"split_cut_points":%d,"trim_cut_points":%d,"after_drop_cut_points":%d,' \
+		"$nk_split" $((nk_trim + nk_trimrec)) "$nk_rec")$(printf \
+		'"double_crash_cut_points":%d,"reopen_twice":%d,' "$nk_dc" "$ps_again_ok")$(printf \
 		'"txns_checked":%d,"bytes_verified":%d,"failures":%d,"seconds":%d}' "$ntx" \
 		"$nbytes" "$nfail" "$secs")"
 	pc_cleanup
