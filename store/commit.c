@@ -997,6 +997,17 @@ static bool allocs_hit_deferred(const struct rawstore *st, const struct pext_vec
 	return false;
 }
 
+/* Does one of the group's queued deferred writes target its new units? */
+static bool queued_hits_allocs(const struct rawstore *st, const struct pext_vec *a)
+{
+	size_t i;
+
+	for (i = 0; st->defq.n && i < a->n; i++)
+		if (deferred_queued_busy(st, a->v[i].off, a->v[i].len))
+			return true;
+	return false;
+}
+
 /*
  * Step 6 (Flush): flush the device for new data, and now and then so
  * deferred records can go (those whose deletion is not in a batch in
@@ -1019,11 +1030,15 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	/*
 	 * Device journal: the record carries checks of the new data, and the
 	 * one flush after it serves both (replay drops a last record whose
-	 * data did not land).  Not when the group's deferred writes may land
-	 * on that data, nor when deferred records retire (their data must be
-	 * in place before the record deleting them): flush first then.
+	 * data did not land).  Not when one of the group's deferred writes
+	 * lands on that data (applied in place after the record, it would
+	 * change what the checks cover: replay would drop a durable record),
+	 * nor when deferred records retire (their data must be in place
+	 * before the record deleting them): flush first then.  Deferred
+	 * writes elsewhere wait for the record's flush anyway (step 10), and
+	 * every earlier group's data was flushed with its own record.
 	 */
-	if (!retire && meta_journaled(st->meta) && !st->defq.n) {
+	if (!retire && meta_journaled(st->meta) && !queued_hits_allocs(st, &r->g.allocs)) {
 		rs_crash_check(st, RS_CRASH_BEFORE_FLUSH);
 		if (rs_crash_point == RS_CRASH_DROP_UNFLUSHED)
 			drop_unflushed(st, &r->g.allocs);

@@ -281,14 +281,19 @@ bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t le
 	return false;
 }
 
-bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
+bool deferred_queued_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
 {
 	size_t i;
 
 	for (i = 0; i < st->defq.n; i++)
 		if (st->defq.q[i].pofs < pofs + len && pofs < st->defq.q[i].pofs + st->defq.q[i].len)
 			return true;
-	return deferred_applied_busy(st, pofs, len);
+	return false;
+}
+
+bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
+{
+	return deferred_queued_busy(st, pofs, len) || deferred_applied_busy(st, pofs, len);
 }
 
 int deferred_retire(struct rawstore *st)

@@ -67,6 +67,8 @@ int deferred_load_overlay(struct rawstore *st);
  * would write there, so the space layer must not punch or zero it.
  */
 bool deferred_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
+/* As deferred_busy(), only this group's queued writes. */
+bool deferred_queued_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);
 /* As deferred_busy(), only the records already applied in place (not the
  * queue, whose new data may sit in units its own group allocated). */
 bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t len);

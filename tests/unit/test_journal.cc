@@ -378,6 +378,82 @@ TEST_F(JournalTest, LastRecordWithLostDataIsDropped)
 	ExpectClean();
 }
 
+/*
+ * A group with a deferred overwrite of old units and new data elsewhere
+ * takes one flush (the record's): the deferred write goes in place only
+ * after it.  Its record can land without its new data; replay then drops
+ * the whole record, the overwrite with it.  A deferred write onto the
+ * group's own new units still flushes first (its in-place write would
+ * change what the record's checks cover).
+ */
+TEST_F(JournalTest, DeferredWritesElsewhereKeepTheGroupToOneFlush)
+{
+	int r = CrashChild(RS_CRASH_JOURNAL_NODATA, 7, [](struct rawstore *s) {
+		struct rawstore_txn *t;
+		std::string upd = pattern(4096, 7), fresh = pattern(65536, 8);
+		struct rawstore_perf p0, p1;
+		int ret;
+
+		if (PutMany(s, 5) || Put(s, "old", pattern(65536, 6)))
+			return 1;
+		p0.struct_size = p1.struct_size = sizeof(p0);
+		if (rawstore_txn_new(&t) || rawstore_perf_get(s, &p0))
+			return 1;
+		rawstore_txn_write(t, "c", "old", 3, 0, upd.data(), upd.size());
+		rawstore_txn_write(t, "c", "lost", 4, 0, fresh.data(), fresh.size());
+		ret = rawstore_submit(s, t);	/* the crash point: no return */
+		rawstore_txn_free(t);
+		if (ret || rawstore_perf_get(s, &p1))
+			return 1;
+		fprintf(stderr, "deferred %llu, flushes %llu (journal %llu)\n",
+			(unsigned long long)(p1.deferred_writes - p0.deferred_writes),
+			(unsigned long long)(p1.dev_flushes - p0.dev_flushes),
+			(unsigned long long)(p1.journal_flushes - p0.journal_flushes));
+		return 2;	/* it flushed before the record: no record without data */
+	});
+	ASSERT_EQ(r, RS_CRASH_EXIT) << "the group flushed its new data before the record";
+	LoseRocksdbState();
+	ASSERT_EQ(Open(), 0) << rawstore_errmsg();
+	EXPECT_EQ(Records().journal_dropped, 1u);
+	ExpectMany(5);
+	EXPECT_TRUE(Read("c", "old", 0, 70000) == pattern(65536, 6))
+		<< "the dropped record's deferred overwrite was applied";
+	EXPECT_FALSE(Exists("lost"));
+	ExpectClean();
+
+	/* Acknowledged, the same shape is one flush and both writes hold. */
+	std::string upd = pattern(4096, 9), fresh = pattern(65536, 10);
+	struct rawstore_perf a = Perf();
+	struct rawstore_txn *t = T();
+	rawstore_txn_write(t, "c", "old", 3, 8192, upd.data(), upd.size());
+	rawstore_txn_write(t, "c", "new", 3, 0, fresh.data(), fresh.size());
+	ASSERT_EQ(Submit(t), 0);
+	rs_debug_commit_settle(st);	/* its in-place write is done */
+	struct rawstore_perf b = Perf();
+	EXPECT_EQ(b.deferred_writes - a.deferred_writes, 1u);
+	EXPECT_EQ(b.dev_flushes - a.dev_flushes, 1u);
+	EXPECT_EQ(b.journal_flushes - a.journal_flushes, 1u);
+
+	/* A deferred write onto the group's own new units: flushed first. */
+	t = T();
+	rawstore_txn_write(t, "c", "self", 4, 0, fresh.data(), fresh.size());
+	rawstore_txn_write(t, "c", "self", 4, 4096, upd.data(), upd.size());
+	ASSERT_EQ(Submit(t), 0);
+	rs_debug_commit_settle(st);
+	struct rawstore_perf c = Perf();
+	EXPECT_EQ(c.deferred_writes - b.deferred_writes, 1u);
+	EXPECT_EQ(c.dev_flushes - b.dev_flushes, 2u);
+	EXPECT_EQ(c.journal_flushes - b.journal_flushes, 1u);
+	Reopen();
+	std::string want_old = pattern(65536, 6), want_self = fresh;
+	want_old.replace(8192, upd.size(), upd);
+	want_self.replace(4096, upd.size(), upd);
+	EXPECT_TRUE(Read("c", "old", 0, 70000) == want_old);
+	EXPECT_TRUE(Read("c", "new", 0, 70000) == fresh);
+	EXPECT_TRUE(Read("c", "self", 0, 70000) == want_self);
+	ExpectClean();
+}
+
 namespace {
 void count_cb(struct rawstore_txn *t, int result, void *arg)
 {
