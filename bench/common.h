@@ -38,6 +38,7 @@ struct cfg {
 	bool files_hint;		/* files: fallocate the object size first */
 	bool nocopy;			/* creates: rawstore_txn_write_nocopy */
 	double fio_mbs;			/* --fio-mbs: fio's figure, 0 if none */
+	const struct rawstore_open_opts *oo;	/* how the store was opened */
 };
 
 /* One measured cell. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -590,6 +591,132 @@ static int bench_alloc(const struct cfg *c, double fullness)
 	return 0;
 }
 
+/* The child of bench_recovery: fill the ring up to its next trim, die. */
+static void recovery_child(const struct cfg *c, uint64_t size, int fd)
+{
+	struct rawstore_perf p = { .struct_size = sizeof(p) };
+	struct rawstore_info info = { .struct_size = sizeof(info) };
+	uint64_t n = 0, base, trims, last = 0, prev;
+	struct rawstore *st;
+	uint8_t *buf;
+
+	if (rawstore_open(c->dev, c->meta, c->oo, &st) || rawstore_get_info(st, &info) ||
+	    rawstore_perf_get(st, &p) || setup_coll(st, "bench"))
+		_exit(1);
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		_exit(1);
+	memset(buf, 0x6b, size);
+	base = prev = p.journal_bytes;
+	trims = p.journal_trims;
+	/* A trim frees the ring once a record would take it past half full:
+	 * stop while two more records of the last one's size still fit. */
+	for (;;) {
+		struct rawstore_txn *t;
+		char name[64];
+
+		obj_name(name, sizeof(name), "rec-", n);
+		if (rawstore_txn_new(&t))
+			_exit(1);
+		rawstore_txn_write(t, "bench", name, strlen(name), 0, buf, size);
+		if (rawstore_submit(st, t) || rawstore_perf_get(st, &p))
+			_exit(1);
+		rawstore_txn_free(t);
+		n++;
+		last = p.journal_bytes - prev;
+		prev = p.journal_bytes;
+		if (p.journal_trims != trims) {
+			trims = p.journal_trims;
+			base = p.journal_bytes - last;
+		}
+		if (p.journal_bytes - base + 2 * last > info.journal_size / 2)
+			break;
+	}
+	if (write(fd, &n, sizeof(n)) != sizeof(n))
+		_exit(1);
+	_exit(0);	/* no close: RocksDB's unsynced writes die with us */
+}
+
+/*
+ * recovery: how long an open takes to replay a full journal ring.  A
+ * child process opens the store, creates objects of @size until the ring
+ * holds all it can before its next trim (which comes at half full), and
+ * exits without closing, and the timed reopen replays every record since
+ * the trim point (those RocksDB already holds again: the process's death
+ * loses only what RocksDB did not write yet, a power cut more, and replay
+ * reads and applies the same records either way).  A clean
+ * open of the same store is timed after it: the part that is not replay.
+ */
+static int bench_recovery(struct rawstore **stp, const struct cfg *c, uint64_t size)
+{
+	struct rawstore_records rec = { .struct_size = sizeof(rec) };
+	uint64_t n = 0, t0, t_crash, t_clean, span;
+	int fds[2], status = 0, ret;
+	pid_t pid;
+
+	if (strcmp(c->backend, "rawstore") || strcmp(c->journal, "device")) {
+		fprintf(stderr, "rawstore-bench: recovery: needs the device journal "
+			"(this store: %s, journal %s)\n", c->backend, c->journal);
+		return -EINVAL;
+	}
+	rawstore_close(*stp);
+	*stp = NULL;
+	if (pipe(fds))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		recovery_child(c, size, fds[1]);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &n, sizeof(n)) != sizeof(n))
+		n = 0;
+	close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (!n || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "rawstore-bench: recovery: the filling process failed\n");
+		ret = -EIO;
+		goto out_reopen;
+	}
+	t0 = rs_now_ns();
+	ret = rawstore_open(c->dev, c->meta, c->oo, stp);
+	t_crash = rs_now_ns() - t0;
+	if (ret)
+		return ret;
+	ret = rawstore_records_get(*stp, &rec);
+	/* from the trim point to the head: the records replay read and
+	 * applied (those up to J again), and the open's own */
+	span = rec.journal_head - rec.journal_start;
+	rawstore_close(*stp);
+	*stp = NULL;
+	t0 = rs_now_ns();
+	if (!ret)
+		ret = rawstore_open(c->dev, c->meta, c->oo, stp);
+	t_clean = rs_now_ns() - t0;
+	if (ret)
+		return ret;
+	if (c->json)
+		printf("{\"workload\": \"recovery\", \"size\": %" PRIu64 ", \"objects\": %" PRIu64
+		       ", \"journal_size\": %" PRIu64 ", \"replayed_bytes\": %" PRIu64
+		       ", \"records_after_j\": %" PRIu64 ", \"open_ms\": %.2f"
+		       ", \"clean_open_ms\": %.2f%s%s}\n", size, n, rec.journal_size,
+		       span, rec.journal_replayed, (double)t_crash / 1e6,
+		       (double)t_clean / 1e6, c->tag && *c->tag ? ", " : "", c->tag ? c->tag : "");
+	else
+		printf("recovery   %8" PRIu64 " B %8" PRIu64 " creates, %" PRIu64 " bytes of a %"
+		       PRIu64 "-byte ring replayed (%" PRIu64 " records past J): open %.1f ms, "
+		       "a clean open %.1f ms\n", size, n, span, rec.journal_size,
+		       rec.journal_replayed, (double)t_crash / 1e6, (double)t_clean / 1e6);
+	return remove_objects(*stp, "rec-", n);
+
+out_reopen:
+	if (rawstore_open(c->dev, c->meta, c->oo, stp))
+		*stp = NULL;
+	return ret;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -611,6 +738,9 @@ static void usage(FILE *f)
 		"  load:SECONDS    --threads clients (default 8) submit independent\n"
 		"                  transactions mixed with reads and removes, one thread\n"
 		"                  reclaims; sustained ops/s and latency percentiles\n"
+		"  recovery:SIZE   a child fills the device journal's ring with SIZE creates\n"
+		"                  up to its next trim and dies without closing; the\n"
+		"                  reopen that replays them is timed (ms), and a clean one\n"
 		"  core            create:4k create:64k create:1m create:4m overwrite:4k\n"
 		"                  read:4k read:64k alloc:50 alloc:90\n"
 		"options:\n"
@@ -654,16 +784,20 @@ static void usage(FILE *f)
 		"  --json                 one JSON object per result line\n");
 }
 
-static int run_one(struct rawstore *st, const struct cfg *c0, const char *w)
+static int run_one(struct rawstore **stp, const struct cfg *c0, const char *w)
 {
 	struct cfg c = *c0;
 	char name[32];
 	uint64_t arg;
 
+	struct rawstore *st = *stp;
+
 	if (parse_workload(w, name, sizeof(name), &arg, &c.qd, &c.count)) {
 		fprintf(stderr, "rawstore-bench: bad workload '%s'\n", w);
 		return -EINVAL;
 	}
+	if (!strcmp(name, "recovery") && arg)
+		return bench_recovery(stp, &c, arg);
 	if (!strcmp(name, "create") && arg)
 		return bench_create(st, &c, arg, c.count);
 	if (!strcmp(name, "overwrite") && arg)
@@ -931,6 +1065,7 @@ int main(int argc, char **argv)
 			goto out_rm;
 		}
 	}
+	c.oo = &oo;
 	ret = rawstore_open(c.dev, c.meta, &oo, &st);
 	if (ret) {
 		fprintf(stderr, "open: %s: %s\n", rawstore_strerror(ret), rawstore_errmsg());
@@ -965,15 +1100,15 @@ int main(int argc, char **argv)
 			c.phase = "fresh";
 	for (i = optind; i < argc && !ret; i++) {
 		if (!strncmp(argv[i], "age:", 4)) {
-			ret = run_one(st, &c, argv[i]);
+			ret = run_one(&st, &c, argv[i]);
 			c.phase = "aged";
 		} else if (!strcmp(argv[i], "core")) {
 			size_t k;
 
 			for (k = 0; k < sizeof(core) / sizeof(core[0]) && !ret; k++)
-				ret = run_one(st, &c, core[k]);
+				ret = run_one(&st, &c, core[k]);
 		} else {
-			ret = run_one(st, &c, argv[i]);
+			ret = run_one(&st, &c, argv[i]);
 		}
 	}
 	/* aging: the free space after the workloads on the aged store */
