@@ -33,6 +33,7 @@ struct cfg {
 	unsigned int qd;		/* transactions in flight */
 	unsigned int threads;		/* read: threads reading at once; load: clients */
 	int deferred_new_max;		/* open option; -1: the library's default */
+	int64_t deferred_max;		/* open option; -1: the library's default */
 	uint32_t min_alloc, inline_max;
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */

@@ -757,6 +757,10 @@ static void usage(FILE *f)
 		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
 		"                         through the RocksDB WAL (default: 16 KiB on a\n"
 		"                         rotational device, else 0)\n"
+		"  --deferred-max N       open option: overwrites of mapped units up to N bytes\n"
+		"                         through the journal, applied in place after the\n"
+		"                         commit (default 32768; 0: every overwrite goes to\n"
+		"                         new units, copy-on-write)\n"
 		"  --objects N            4 MiB objects for overwrite/read (default 64)\n"
 		"  --min-alloc N --inline-max N  mkfs options (default 4096 / 4096)\n"
 		"  --journal device|rocksdb  mkfs: the metadata journal on the device (the\n"
@@ -865,6 +869,7 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, 0, 'r' },
 		{ "store-size", required_argument, 0, 'S' },
 		{ "deferred-new-max", required_argument, 0, 'D' },
+		{ "deferred-max", required_argument, 0, 'X' },
 		{ "seconds", required_argument, 0, 'E' },
 		{ "journal", required_argument, 0, 'J' },
 		{ "journal-size", required_argument, 0, 'L' },
@@ -876,7 +881,7 @@ int main(int argc, char **argv)
 					    "alloc:90" };
 	struct cfg c = { .backend = "rawstore", .dev_size = 4ULL << 30, .count = 1000,
 			 .objects = 64, .qd = 1, .min_alloc = 4096, .inline_max = 4096,
-			 .deferred_new_max = -1 };
+			 .deferred_new_max = -1, .deferred_max = -1 };
 	char tmpdir[256] = "", devp[300], metap[300];
 	struct rawstore_mkfs_opts mo;
 	struct rawstore_open_opts oo;
@@ -958,6 +963,9 @@ int main(int argc, char **argv)
 		case 'D':
 			c.deferred_new_max = (int)parse_size(optarg);
 			break;
+		case 'X':
+			c.deferred_max = (int64_t)parse_size(optarg);
+			break;
 		case 'J':
 			if (strcmp(optarg, "device") && strcmp(optarg, "rocksdb")) {
 				fprintf(stderr, "rawstore-bench: --journal %s: want device or "
@@ -1009,6 +1017,8 @@ int main(int argc, char **argv)
 	}
 	rawstore_open_opts_init(&oo);
 	oo.deferred_new_max = c.deferred_new_max;
+	if (c.deferred_max >= 0)
+		oo.deferred_max = (uint32_t)c.deferred_max;
 	oo.rocksdb_wal_recycle = c.wal_recycle;
 	rawstore_mkfs_opts_init(&mo);
 	if (c.space_policy && set_space_policy(&mo, &oo, c.space_policy)) {
