@@ -320,10 +320,12 @@ struct reader {
 static void *reader_main(void *arg)
 {
 	struct reader *rd = arg;
-	char *buf = malloc(rd->size);
+	char *buf = NULL;
 	uint64_t i;
 
-	if (!buf)
+	/* aligned, as a server reading with O_DIRECT would have it (and as
+	 * the files backend's O_DIRECT preads need) */
+	if (posix_memalign((void **)&buf, 4096, rd->size))
 		rd->ret = -ENOMEM;
 	for (i = 0; i < rd->n && !rd->ret; i++) {
 		char name[64];
@@ -353,7 +355,8 @@ static int bench_read(struct rawstore *st, const struct cfg *c, uint64_t size, u
 	int ret;
 
 	w.data = malloc(obj_size);
-	buf = malloc(size);
+	if (posix_memalign((void **)&buf, 4096, size))	/* as reader_main's */
+		buf = NULL;
 	r.lat = calloc(count, sizeof(uint64_t));
 	setup.lat = calloc(objects, sizeof(uint64_t));
 	if (!w.data || !buf || !r.lat || !setup.lat)

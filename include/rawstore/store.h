@@ -320,6 +320,8 @@ struct rawstore_perf {
 					 * their deferred in-place writes */
 	uint64_t journal_escapes;	/* device journal: record blocks that began
 					 * with the record magic, written escaped */
+	uint64_t read_direct_bytes;	/* read from the device straight into the
+					 * caller's buffer (no bounce, no copy) */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */

@@ -178,6 +178,65 @@ TEST_F(FsckTest, CorruptDataBlockIsCaughtByChecksum)
 	ExpectClean();
 }
 
+/*
+ * Whole checksum blocks read into a 4 KiB-aligned part of the caller's
+ * buffer go there straight from the device (read_direct_bytes), holes
+ * read as zeros around them, unaligned parts go through a bounce buffer;
+ * a bad block fails the read and leaves the caller's buffer all zeros,
+ * never the device's bad bytes.
+ */
+TEST_F(FsckTest, AlignedReadsLandInTheCallersBuffer)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	std::string d = pattern(65536, 43), e = pattern(65536, 44);
+	ASSERT_EQ(Write("c", "obj", 0, d), 0);
+	ASSERT_EQ(Write("c", "obj", 131072, e), 0);	/* a 64 KiB hole before it */
+	std::string want = d + std::string(65536, 0) + e;
+	uint8_t *buf = nullptr;
+	ASSERT_EQ(posix_memalign((void **)&buf, 4096, 200000), 0);
+	auto direct = [this] {
+		struct rawstore_perf p;
+		p.struct_size = sizeof(p);
+		EXPECT_EQ(rawstore_perf_get(st, &p), 0);
+		return p.read_direct_bytes;
+	};
+	auto rd = [this, buf](size_t at, uint64_t off, size_t len) {
+		memset(buf, 0x7f, 200000);
+		ssize_t r = rawstore_read(st, "c", "obj", 3, off, buf + at, len);
+		return r < 0 ? std::to_string(r) : std::string((char *)buf + at, (size_t)r);
+	};
+	uint64_t d0 = direct();
+	EXPECT_TRUE(rd(0, 0, 196608) == want);
+	EXPECT_EQ(direct() - d0, 131072u);
+	d0 = direct();
+	EXPECT_TRUE(rd(4096, 8192, 4096) == d.substr(8192, 4096));
+	EXPECT_EQ(direct() - d0, 4096u);
+	d0 = direct();
+	EXPECT_TRUE(rd(512, 0, 65536) == d) << "an unaligned buffer";
+	EXPECT_TRUE(rd(0, 4196, 8192) == d.substr(4196, 8192)) << "a read inside blocks";
+	EXPECT_EQ(direct() - d0, 0u);
+	/* the last block before the hole: direct, the hole zeros */
+	EXPECT_TRUE(rd(0, 61440, 8192) == want.substr(61440, 8192)) << "into the hole";
+	EXPECT_EQ(direct() - d0, 4096u);
+
+	CloseStore();
+	uint64_t off = FindOnDevice(d.substr(8192, 4096));
+	ASSERT_NE(off, 0u);
+	int fd = open(dev.c_str(), O_RDWR);
+	char c;
+	ASSERT_EQ(pread(fd, &c, 1, (off_t)off + 7), 1);
+	c ^= 0x01;
+	ASSERT_EQ(pwrite(fd, &c, 1, (off_t)off + 7), 1);
+	close(fd);
+	ASSERT_EQ(Open(), 0);
+	memset(buf, 0x7f, 200000);
+	EXPECT_EQ(rawstore_read(st, "c", "obj", 3, 0, buf, 65536), -EIO);
+	EXPECT_TRUE(std::string((char *)buf, 65536) == std::string(65536, 0))
+		<< "a failed read left device bytes in the caller's buffer";
+	EXPECT_TRUE(rd(0, 131072, 65536) == e) << "the other extent still reads";
+	free(buf);
+}
+
 TEST_F(FsckTest, CorruptMetadataRecordIsCaught)
 {
 	ASSERT_EQ(MkColl("c"), 0);
