@@ -262,6 +262,24 @@ static int mark(const char *lw, uint64_t i)
 	return mark_all(lw, msg);
 }
 
+/* Transaction @i of the model: submit it, mark its acknowledgement. */
+static void submit_one(struct rawstore *st, struct rawstore_txn *t, struct model *m,
+		       uint64_t i, const char *lw)
+{
+	int ret;
+
+	rawstore_txn_reset(t);
+	gen_txn(m, t, i);
+	ret = rawstore_submit(st, t);
+	if (ret)
+		kt_fatal("transaction %llu: %s (op %d)", (unsigned long long)i,
+			 rawstore_errmsg(), rawstore_txn_failed_op(t));
+	if (mark(lw, i))
+		kt_fatal("dmsetup message %s mark failed", lw);
+	printf("ACK %llu\n", (unsigned long long)i);
+	fflush(stdout);
+}
+
 /*
  * The journal's sync hook: "ts-N" before the N-th WAL sync that makes the
  * trim point durable, "td-N" once it is. Between the two the metadata
@@ -326,16 +344,7 @@ static int run(const char *dev, const char *meta, uint64_t n, uint64_t seed, con
 	model_init(&m);
 	rng = seed | 1;
 	for (i = 1; i <= n; i++) {
-		rawstore_txn_reset(t);
-		gen_txn(&m, t, i);
-		ret = rawstore_submit(st, t);
-		if (ret)
-			kt_fatal("transaction %llu: %s (op %d)", (unsigned long long)i,
-				 rawstore_errmsg(), rawstore_txn_failed_op(t));
-		if (mark(lw, i))
-			kt_fatal("dmsetup message %s mark failed", lw);
-		printf("ACK %llu\n", (unsigned long long)i);
-		fflush(stdout);
+		submit_one(st, t, &m, i, lw);
 		if (i % 8 == 0) {
 			ret = rawstore_reclaim(st);
 			if (ret && ret != -EOPNOTSUPP)
@@ -501,25 +510,14 @@ static void submit_range(struct rawstore *st, uint64_t seed, uint64_t from, uint
 	struct rawstore_txn *t;
 	struct model m;
 	uint64_t i;
-	int ret;
 
 	model_init(&m);
 	rng = seed | 1;
 	for (i = 1; i <= from; i++)
 		gen_txn(&m, NULL, i);
 	rawstore_txn_new(&t);
-	for (i = from + 1; i <= to; i++) {
-		rawstore_txn_reset(t);
-		gen_txn(&m, t, i);
-		ret = rawstore_submit(st, t);
-		if (ret)
-			kt_fatal("transaction %llu: %s (op %d)", (unsigned long long)i,
-				 rawstore_errmsg(), rawstore_txn_failed_op(t));
-		if (mark(lw, i))
-			kt_fatal("dmsetup message %s mark failed", lw);
-		printf("ACK %llu\n", (unsigned long long)i);
-		fflush(stdout);
-	}
+	for (i = from + 1; i <= to; i++)
+		submit_one(st, t, &m, i, lw);
 	rawstore_txn_free(t);
 }
 
