@@ -28,6 +28,10 @@ static void perf_delta(struct result *r, const struct rawstore_perf *p0,
 	r->txns = p1->txns_committed - p0->txns_committed;
 	r->flushes = p1->dev_flushes - p0->dev_flushes;
 	r->syncs = p1->db_syncs - p0->db_syncs;
+	r->copies = p1->data_copies - p0->data_copies;
+	r->copy_bytes = p1->data_copy_bytes - p0->data_copy_bytes;
+	r->fresh = p1->iobuf_fresh - p0->iobuf_fresh;
+	r->have_copies = true;
 }
 
 /* ---- async submission with a bounded number in flight ---- */
@@ -79,7 +83,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 			       count };
 	struct slot *slots = calloc(c->qd, sizeof(*slots));
 	struct rawstore_perf p0, p1;
-	uint64_t i, t0, c0;
+	uint64_t i, t0, c0, f0;
 	unsigned int k;
 	int ret = 0;
 
@@ -93,6 +97,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	p0.struct_size = p1.struct_size = sizeof(p0);
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
+	f0 = page_faults();
 	t0 = rs_now_ns();
 	for (i = 0; !ret; i++) {
 		struct slot *s = &slots[i % c->qd];
@@ -143,6 +148,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	pthread_mutex_unlock(&in.lock);
 	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
+	r->faults = page_faults() - f0;
 	r->qd = c->qd;
 	r->lat = in.lat;
 	r->ops = i;

@@ -327,22 +327,35 @@ static bool in_slab(int c, const void *p)
 	return false;
 }
 
-void *rs_iobuf_alloc(size_t len)
+void *rs_iobuf_get(size_t len, bool *fresh)
 {
 	int c = iobuf_class(len);
+	bool carved = false;
 	void *p = NULL;
 
+	*fresh = true;
 	if (c < 0)
 		return rs_alloc_aligned(len);
 	pthread_mutex_lock(&iobufs[c].lock);
-	if (!iobufs[c].n && slab_class(c))
+	if (!iobufs[c].n && slab_class(c)) {
 		slab_carve(c);
+		carved = true;
+	}
 	if (iobufs[c].n)
 		p = iobufs[c].free[--iobufs[c].n];
 	pthread_mutex_unlock(&iobufs[c].lock);
-	if (p)
+	if (p) {
+		*fresh = carved;	/* a new slab's pages are untouched */
 		return p;
+	}
 	return rs_alloc_aligned(class_bytes(c));
+}
+
+void *rs_iobuf_alloc(size_t len)
+{
+	bool fresh;
+
+	return rs_iobuf_get(len, &fresh);
 }
 
 void rs_iobuf_free(void *p, size_t len)
