@@ -137,8 +137,9 @@ void *rs_alloc_aligned(size_t len);
  * with the same @len.
  */
 void *rs_iobuf_alloc(size_t len);
-/* As rs_iobuf_alloc; *@fresh tells whether the buffer is newly allocated
- * (its pages not yet touched) rather than reused. */
+/* As rs_iobuf_alloc; *@fresh tells whether the buffer is newly mapped
+ * (its pages faulted in anew) rather than reused; buffers of 32 KiB or
+ * less come from malloc's heap and count as reused. */
 void *rs_iobuf_get(size_t len, bool *fresh);
 void rs_iobuf_free(void *p, size_t len);
 
