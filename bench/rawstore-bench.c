@@ -955,17 +955,19 @@ int main(int argc, char **argv)
 	if (!c.json)
 		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d; "
 		       "crc32c by %s\n", info.zero_policy, info.zero_offload, info.punch_policy,
-		       info.prealloc_policy, info.provisioning, rs_crc32c_impl());
+		       info.prealloc_policy, info.provisioning, rs_crc32c_variant());
 	else
 		printf("{%s%s\"kind\": \"store_info\", \"zero_policy\": \"%s\""
 		       ", \"zero_offload\": %d, \"punch_policy\": \"%s\""
 		       ", \"prealloc_policy\": \"%s\", \"provisioning\": %d"
 		       ", \"io_engine\": \"%s\", \"direct_io\": %d, \"rotational\": %d"
-		       ", \"deferred_max\": %u, \"deferred_new_max\": %u, \"crc32c\": \"%s\"}\n",
+		       ", \"deferred_max\": %u, \"deferred_new_max\": %u, \"crc32c\": \"%s\""
+		       ", \"crc32c_variant\": \"%s\"}\n",
 		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
 		       info.zero_offload, info.punch_policy, info.prealloc_policy,
 		       info.provisioning, info.io_engine, info.direct_io, info.rotational,
-		       info.deferred_max, info.deferred_new_max, rs_crc32c_impl());
+		       info.deferred_max, info.deferred_new_max, rs_crc32c_impl(),
+		       rs_crc32c_variant());
 	for (i = optind; i < argc; i++)
 		if (!strncmp(argv[i], "age:", 4))
 			c.phase = "fresh";

@@ -177,6 +177,33 @@ const char *rs_crc32c_impl(void)
 	return crc_name;
 }
 
+/*
+ * isa-l's crc32_iscsi dispatches, at its first call, to the fastest
+ * routine the CPU has: by16_10 (AVX-512 with VPCLMULQDQ, 16 lanes of
+ * carry-less folding), 01 (SSE4.2 crc32 with PCLMULQDQ), 00 (SSE4.2 crc32)
+ * or base (tables).  The name of the one it picks here, from the same CPU
+ * features (the profile names it too: crc32_iscsi_by16_10 on the project's
+ * host); "tables" for the slice-by-8 tables.
+ */
+const char *rs_crc32c_variant(void)
+{
+	if (strcmp(rs_crc32c_impl(), "isa-l"))
+		return "tables";
+#if !defined(__x86_64__) && !defined(__i386__)
+	return "isa-l";
+#else
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("vpclmulqdq"))
+		return "isa-l by16_10 (AVX-512 VPCLMULQDQ)";
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul"))
+		return "isa-l 01 (SSE4.2 crc32 + PCLMULQDQ)";
+	if (__builtin_cpu_supports("sse4.2"))
+		return "isa-l 00 (SSE4.2 crc32)";
+	return "isa-l base (tables)";
+#endif
+}
+
 /* a * b modulo the reflected crc32c polynomial (bit 31 is x^0). */
 static uint32_t crc_mulmod(uint32_t a, uint32_t b)
 {

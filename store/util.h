@@ -121,6 +121,9 @@ uint32_t rs_crc32c(const void *buf, size_t len);
 uint32_t rs_crc32c_isal(const void *buf, size_t len);
 uint32_t rs_crc32c_tables(const void *buf, size_t len);
 const char *rs_crc32c_impl(void);
+/* Which of isa-l's routines does the work ("isa-l by16_10 (...)" ...), or
+ * "tables". */
+const char *rs_crc32c_variant(void);
 /* crc32c of A||B from crc32c(A) = @crc1 and crc32c(B) = @crc2, B being
  * @len2 bytes long (as zlib's crc32_combine, for crc32c).  For many B of
  * one length: rs_crc32c_combine_gen(len2) once, then _op() per B (zlib's
