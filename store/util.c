@@ -277,8 +277,10 @@ void *rs_alloc_aligned(size_t len)
  * from 2 MiB slabs that stay in the cache (IOBUF_CLASS_BYTES per class;
  * past that, plain buffers that are freed, not cached).  The 2..8 MiB
  * classes take whole huge-page buffers, faulted in at allocation
- * (MADV_POPULATE_WRITE), up to IOBUF_CLASS_BYTES per class, and these
- * are never given back: a 4 MiB write from 4 KiB pages was 1024 pages to
+ * (MADV_POPULATE_WRITE), up to IOBUF_BIG_BYTES per class (32 of 4 MiB:
+ * 16 creates in flight, each buffer held by the caller's transaction and
+ * by the device write, fit; with 32 MiB, 4 MiB creates at QD16 took
+ * 506 page faults each), and these are never given back: a 4 MiB write from 4 KiB pages was 1024 pages to
  * pin, more segments than a loop device's request takes, and io_uring
  * sent it to an io-wq worker.  Past the cap the buffers are plain and
  * freed, not cached: with more of them in flight than the cache holds
@@ -289,7 +291,8 @@ void *rs_alloc_aligned(size_t len)
  */
 #define IOBUF_HUGE (2U << 20)
 #define IOBUF_SLAB_MIN_CLASS 2		/* 256 KiB */
-#define IOBUF_SLABS (IOBUF_CLASS_BYTES / IOBUF_HUGE)
+#define IOBUF_BIG_BYTES (128U << 20)	/* huge-page buffers kept per 2..8 MiB class */
+#define IOBUF_SLABS (IOBUF_BIG_BYTES / IOBUF_HUGE)
 
 static struct {
 	pthread_mutex_t lock;
@@ -352,7 +355,7 @@ static void slab_carve(int c)
 	size_t b = class_bytes(c), i;
 	char *s;
 
-	if (iobufs[c].n_slab == IOBUF_SLABS)
+	if (iobufs[c].n_slab == IOBUF_CLASS_BYTES / IOBUF_HUGE)
 		return;
 	s = huge_alloc(IOBUF_HUGE);
 	if (!s)
@@ -380,7 +383,7 @@ static void *big_alloc(int c)
 	size_t b = class_bytes(c);
 	char *p;
 
-	if (iobufs[c].n_slab >= IOBUF_CLASS_BYTES / b)
+	if (iobufs[c].n_slab >= IOBUF_BIG_BYTES / b)
 		return NULL;
 	p = huge_alloc(b);
 	if (!p)
