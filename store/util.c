@@ -422,6 +422,19 @@ void *rs_iobuf_get(size_t len, bool *fresh)
 	return rs_alloc_aligned(class_bytes(c));
 }
 
+bool rs_iobuf_huge(const void *p)
+{
+	bool huge = false;
+	int c;
+
+	for (c = IOBUF_SLAB_MIN_CLASS; c < IOBUF_CLASSES && !huge; c++) {
+		pthread_mutex_lock(&iobufs[c].lock);
+		huge = in_slab(c, p);
+		pthread_mutex_unlock(&iobufs[c].lock);
+	}
+	return huge;
+}
+
 void *rs_iobuf_alloc(size_t len)
 {
 	bool fresh;

@@ -145,6 +145,9 @@ void *rs_iobuf_alloc(size_t len);
  * less come from malloc's heap and count as reused. */
 void *rs_iobuf_get(size_t len, bool *fresh);
 void rs_iobuf_free(void *p, size_t len);
+/* @p lies in one of the cache's huge-page slabs or buffers (physically
+ * contiguous in 2 MiB pieces where the system gave huge pages). */
+bool rs_iobuf_huge(const void *p);
 
 /* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
  * LOCK file is held, -ENOSPC, -ENOENT, -EEXIST, else -EIO. */
