@@ -853,7 +853,8 @@ static size_t wq_piece(const struct rs_dev *d, const void *buf, size_t len)
 {
 	uint64_t max = d->g.max_io;
 
-	if (max && d->g.max_segments && !rs_iobuf_huge(buf))
+	/* the cache's lookup only for writes it can make a difference to */
+	if (max && d->g.max_segments && len > d->g.max_segments * 4096 && !rs_iobuf_huge(buf))
 		max = min_u64(max, d->g.max_segments * 4096);
 	max = round_down(max, d->g.logical_block);
 	return max && len > max ? (size_t)max : len;
