@@ -108,7 +108,8 @@ void report(const struct cfg *c, struct result *r)
 		if (r->have_copies && r->ops)
 			printf("\"page_faults_per_op\": %.2f, \"copies_per_op\": %.3f, "
 			       "\"copy_bytes_per_op\": %.0f, \"fresh_bufs_per_op\": %.3f, ",
-			       (double)r->faults / (double)r->ops, (double)r->copies / (double)r->ops,
+			       (double)r->faults / (double)r->ops,
+			       (double)r->copies / (double)r->ops,
 			       (double)r->copy_bytes / (double)r->ops,
 			       (double)r->fresh / (double)r->ops);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
@@ -141,7 +142,8 @@ void report(const struct cfg *c, struct result *r)
 		printf("  round trips/txn %.2f (journal %s)", rt, c->journal);
 	if (r->have_copies && r->ops)
 		printf("  faults/op %.1f  copies/op %.2f  fresh bufs/op %.2f",
-		       (double)r->faults / (double)r->ops, (double)r->copies / (double)r->ops,
+		       (double)r->faults / (double)r->ops,
+		       (double)r->copies / (double)r->ops,
 		       (double)r->fresh / (double)r->ops);
 	if (r->extents_per_obj > 0)
 		printf("  extents/obj %.2f", r->extents_per_obj);

@@ -280,14 +280,14 @@ void *rs_alloc_aligned(size_t len)
  * (MADV_POPULATE_WRITE), up to IOBUF_BIG_BYTES per class (32 of 4 MiB:
  * 16 creates in flight, each buffer held by the caller's transaction and
  * by the device write, fit; with 32 MiB, 4 MiB creates at QD16 took
- * 506 page faults each), and these are never given back: a 4 MiB write from 4 KiB pages was 1024 pages to
- * pin, more segments than a loop device's request takes, and io_uring
- * sent it to an io-wq worker.  Past the cap the buffers are plain and
- * freed, not cached: with more of them in flight than the cache holds
- * (4 MiB creates at QD256), a fresh huge-page buffer each time cost
- * milliseconds of CPU in page clearing (perf: clear_page_erms 43 %), and
- * creates ran at a quarter of the speed; malloc's reuse of freed memory
- * avoids that.
+ * 506 page faults each), and these are never given back: a 4 MiB write
+ * from 4 KiB pages was 1024 pages to pin, more segments than a loop
+ * device's request takes, and io_uring sent it to an io-wq worker.  Past
+ * the cap the buffers are plain and freed, not cached: with more of them
+ * in flight than the cache holds (4 MiB creates at QD256), a fresh
+ * huge-page buffer each time cost milliseconds of CPU in page clearing
+ * (perf: clear_page_erms 43 %), and creates ran at a quarter of the
+ * speed; malloc's reuse of freed memory avoids that.
  */
 #define IOBUF_HUGE (2U << 20)
 #define IOBUF_SLAB_MIN_CLASS 2		/* 256 KiB */
