@@ -50,6 +50,14 @@ uint64_t cpu_ns(void)
 	       ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000ULL;
 }
 
+uint64_t page_faults(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_SELF, &u);
+	return (uint64_t)u.ru_minflt + (uint64_t)u.ru_majflt;
+}
+
 /* The latency CDF is reported at these percentiles (bench/report.py knows them). */
 static const double cdf_pct[] = { 0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9, 100 };
 #define CDF_POINTS (sizeof(cdf_pct) / sizeof(cdf_pct[0]))
@@ -97,6 +105,13 @@ void report(const struct cfg *c, struct result *r)
 		if (c->journal)
 			printf("\"journal\": \"%s\", \"round_trips_per_txn\": %.3f, ", c->journal,
 			       rt);
+		if (r->have_copies && r->ops)
+			printf("\"page_faults_per_op\": %.2f, \"copies_per_op\": %.3f, "
+			       "\"copy_bytes_per_op\": %.0f, \"fresh_bufs_per_op\": %.3f, ",
+			       (double)r->faults / (double)r->ops,
+			       (double)r->copies / (double)r->ops,
+			       (double)r->copy_bytes / (double)r->ops,
+			       (double)r->fresh / (double)r->ops);
 		printf("\"kind\": \"object\", \"backend_impl\": \"%s\", \"workload\": \"%s\""
 		       ", \"size\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"qd\": %u, \"seconds\": %.6f, \"ops_per_sec\": %.1f"
@@ -125,6 +140,11 @@ void report(const struct cfg *c, struct result *r)
 		printf("  flushes/txn %.2f  syncs/txn %.2f", fl, sy);
 	if (r->txns && c->journal)
 		printf("  round trips/txn %.2f (journal %s)", rt, c->journal);
+	if (r->have_copies && r->ops)
+		printf("  faults/op %.1f  copies/op %.2f  fresh bufs/op %.2f",
+		       (double)r->faults / (double)r->ops,
+		       (double)r->copies / (double)r->ops,
+		       (double)r->fresh / (double)r->ops);
 	if (r->extents_per_obj > 0)
 		printf("  extents/obj %.2f", r->extents_per_obj);
 	if (c->fio_mbs > 0)

@@ -50,6 +50,10 @@ struct result {
 	uint64_t min_ns;		/* run_txns: submit until this long, at least */
 	uint64_t txns, flushes, syncs;	/* durable transactions and what they cost */
 	uint64_t cpu_ns;		/* user + system time of the process */
+	uint64_t faults;		/* page faults of the process (minor + major) */
+	uint64_t copies, copy_bytes;	/* rawstore_perf data_copies, data_copy_bytes */
+	uint64_t fresh;			/* rawstore_perf iobuf_fresh */
+	bool have_copies;		/* the four above were measured */
 	double extents_per_obj;		/* aging: mean extent map entries of the
 					 * objects created (0: not measured) */
 	unsigned int qd;
@@ -57,6 +61,8 @@ struct result {
 };
 
 uint64_t cpu_ns(void);
+/* Page faults (minor + major) of the process so far. */
+uint64_t page_faults(void);
 uint64_t rnd(uint64_t *s);
 void obj_name(char *buf, size_t len, const char *prefix, uint64_t i);
 /*

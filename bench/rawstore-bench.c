@@ -29,6 +29,10 @@ static void perf_delta(struct result *r, const struct rawstore_perf *p0,
 	r->txns = p1->txns_committed - p0->txns_committed;
 	r->flushes = p1->dev_flushes - p0->dev_flushes;
 	r->syncs = p1->db_syncs - p0->db_syncs;
+	r->copies = p1->data_copies - p0->data_copies;
+	r->copy_bytes = p1->data_copy_bytes - p0->data_copy_bytes;
+	r->fresh = p1->iobuf_fresh - p0->iobuf_fresh;
+	r->have_copies = true;
 }
 
 /* ---- async submission with a bounded number in flight ---- */
@@ -80,7 +84,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 			       count };
 	struct slot *slots = calloc(c->qd, sizeof(*slots));
 	struct rawstore_perf p0, p1;
-	uint64_t i, t0, c0;
+	uint64_t i, t0, c0, f0;
 	unsigned int k;
 	int ret = 0;
 
@@ -94,6 +98,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	p0.struct_size = p1.struct_size = sizeof(p0);
 	rawstore_perf_get(st, &p0);
 	c0 = cpu_ns();
+	f0 = page_faults();
 	t0 = rs_now_ns();
 	for (i = 0; !ret; i++) {
 		struct slot *s = &slots[i % c->qd];
@@ -144,6 +149,7 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	pthread_mutex_unlock(&in.lock);
 	r->ns = rs_now_ns() - t0;
 	r->cpu_ns = cpu_ns() - c0;
+	r->faults = page_faults() - f0;
 	r->qd = c->qd;
 	r->lat = in.lat;
 	r->ops = i;
@@ -1097,17 +1103,19 @@ int main(int argc, char **argv)
 	if (!c.json)
 		printf("# space: zero %s (offload %d), punch %s, prealloc %s, provisioning %d; "
 		       "crc32c by %s\n", info.zero_policy, info.zero_offload, info.punch_policy,
-		       info.prealloc_policy, info.provisioning, rs_crc32c_impl());
+		       info.prealloc_policy, info.provisioning, rs_crc32c_variant());
 	else
 		printf("{%s%s\"kind\": \"store_info\", \"zero_policy\": \"%s\""
 		       ", \"zero_offload\": %d, \"punch_policy\": \"%s\""
 		       ", \"prealloc_policy\": \"%s\", \"provisioning\": %d"
 		       ", \"io_engine\": \"%s\", \"direct_io\": %d, \"rotational\": %d"
-		       ", \"deferred_max\": %u, \"deferred_new_max\": %u, \"crc32c\": \"%s\"}\n",
+		       ", \"deferred_max\": %u, \"deferred_new_max\": %u, \"crc32c\": \"%s\""
+		       ", \"crc32c_variant\": \"%s\"}\n",
 		       c.tag ? c.tag : "", c.tag && *c.tag ? ", " : "", info.zero_policy,
 		       info.zero_offload, info.punch_policy, info.prealloc_policy,
 		       info.provisioning, info.io_engine, info.direct_io, info.rotational,
-		       info.deferred_max, info.deferred_new_max, rs_crc32c_impl());
+		       info.deferred_max, info.deferred_new_max, rs_crc32c_impl(),
+		       rs_crc32c_variant());
 	for (i = optind; i < argc; i++)
 		if (!strncmp(argv[i], "age:", 4))
 			c.phase = "fresh";

@@ -23,6 +23,9 @@ struct rs_dev_geom {
 	uint64_t discard_max;		/* bytes, 0 = none/unknown */
 	uint64_t write_zeroes_max;	/* bytes, 0 = none/unknown */
 	uint64_t provision_max;		/* bytes, 0 = none (queue/provision_max_bytes) */
+	uint64_t max_io;		/* bytes the queue takes in one request
+					 * (queue/max_sectors_kb), 0 = unknown */
+	uint64_t max_segments;		/* segments per request (queue/max_segments) */
 	bool is_bdev;
 	bool write_cache;		/* volatile cache: flush needed */
 	bool rotational;		/* sysfs queue/rotational (files: false) */

@@ -42,6 +42,7 @@ struct rs_op {
 	uint32_t *crc4k;
 	bool aligned;
 	bool borrowed;		/* @data is the caller's (rawstore_txn_write_nocopy) */
+	bool fresh;		/* @dbuf was newly allocated (cold), not reused */
 };
 
 #define RS_IO_ALIGN 4096U
@@ -164,7 +165,7 @@ static int op_checksums(struct rs_op *op)
 static int dup_aligned(struct rs_op *op, const void *src, size_t len)
 {
 	size_t head = op->off % RS_IO_ALIGN;
-	uint8_t *b = rs_iobuf_alloc(round_up(head + len, RS_IO_ALIGN));
+	uint8_t *b = rs_iobuf_get(round_up(head + len, RS_IO_ALIGN), &op->fresh);
 
 	if (!b)
 		return -ENOMEM;
@@ -907,9 +908,12 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 				return ret;
 		}
 		if (!buf) {
-			buf = own = rs_iobuf_alloc(b0 - a0);
+			bool fresh;
+
+			buf = own = rs_iobuf_get(b0 - a0, &fresh);
 			if (!buf)
 				return -ENOMEM;
+			PERF_ADD(st, iobuf_fresh, fresh);
 		}
 		/* Old data of partly written units: read-modify-write (an
 		 * unmapped unit reads as zeros without I/O).  In the op's
@@ -928,9 +932,11 @@ static int write_extents(struct actx *a, struct rs_onode *o, uint64_t off, const
 		 * zeros, which zeroed space already holds. */
 		wa = head_mapped ? a0 : round_down(pos, cb);
 		wb = tail_mapped ? b0 : round_up(cend, cb);
-		if (own && data)
+		if (own && data) {
 			memcpy(buf + (pos - a0), data + (pos - off), cend - pos);
-		else if (own)
+			PERF_ADD(st, data_copies, 1);
+			PERF_ADD(st, data_copy_bytes, cend - pos);
+		} else if (own)
 			memset(buf + (pos - a0), 0, cend - pos);
 		ret = b0 - a0 <= st->opts.deferred_max ? overwritable_in_place(a, o, a0, b0) : 0;
 		if (ret < 0) {
@@ -1435,6 +1441,11 @@ static int apply_op(struct actx *a, const struct rs_op *op)
 	case OP_TOUCH:
 		break;
 	case OP_WRITE:
+		if (op->dbuf && !op->borrowed) {
+			PERF_ADD(a->st, data_copies, 1);
+			PERF_ADD(a->st, data_copy_bytes, op->dlen);
+			PERF_ADD(a->st, iobuf_fresh, op->fresh);
+		}
 		a->wop = op;
 		ret = do_write(a, &o, op->off, op->data, op->len);
 		a->wop = NULL;

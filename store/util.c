@@ -177,6 +177,33 @@ const char *rs_crc32c_impl(void)
 	return crc_name;
 }
 
+/*
+ * isa-l's crc32_iscsi dispatches, at its first call, to the fastest
+ * routine the CPU has: by16_10 (AVX-512 with VPCLMULQDQ, 16 lanes of
+ * carry-less folding), 01 (SSE4.2 crc32 with PCLMULQDQ), 00 (SSE4.2 crc32)
+ * or base (tables).  The name of the one it picks here, from the same CPU
+ * features (the profile names it too: crc32_iscsi_by16_10 on the project's
+ * host); "tables" for the slice-by-8 tables.
+ */
+const char *rs_crc32c_variant(void)
+{
+	if (strcmp(rs_crc32c_impl(), "isa-l"))
+		return "tables";
+#if !defined(__x86_64__) && !defined(__i386__)
+	return "isa-l";
+#else
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("vpclmulqdq"))
+		return "isa-l by16_10 (AVX-512 VPCLMULQDQ)";
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul"))
+		return "isa-l 01 (SSE4.2 crc32 + PCLMULQDQ)";
+	if (__builtin_cpu_supports("sse4.2"))
+		return "isa-l 00 (SSE4.2 crc32)";
+	return "isa-l base (tables)";
+#endif
+}
+
 /* a * b modulo the reflected crc32c polynomial (bit 31 is x^0). */
 static uint32_t crc_mulmod(uint32_t a, uint32_t b)
 {
@@ -248,21 +275,31 @@ void *rs_alloc_aligned(size_t len)
  * reference instead of 256.  Host loop device, 1 MiB creates at QD16:
  * 1482-1564 -> 1884-2005 MB/s.  The 256 KiB..1 MiB classes are carved
  * from 2 MiB slabs that stay in the cache (IOBUF_CLASS_BYTES per class;
- * past that, plain buffers that are freed, not cached).  Larger classes
- * stay plain: with more of them in flight than the cache holds (4 MiB
- * creates at QD256), each fresh huge-page buffer cost milliseconds of CPU
- * in page clearing (perf: clear_page_erms 43 %), and creates ran at a
- * quarter of the speed; malloc's reuse of freed memory avoids that.
+ * past that, plain buffers that are freed, not cached).  The 2..8 MiB
+ * classes take whole huge-page buffers, faulted in at allocation
+ * (MADV_POPULATE_WRITE), up to IOBUF_BIG_BYTES per class (32 of 4 MiB:
+ * 16 creates in flight, each buffer held by the caller's transaction and
+ * by the device write, fit; with 32 MiB, 4 MiB creates at QD16 took
+ * 506 page faults each), and these are never given back: a 4 MiB write
+ * from 4 KiB pages was 1024 pages to pin, more segments than a loop
+ * device's request takes, and io_uring sent it to an io-wq worker.  Past
+ * the cap the buffers are plain and freed, not cached: with more of them
+ * in flight than the cache holds (4 MiB creates at QD256), a fresh
+ * huge-page buffer each time cost milliseconds of CPU in page clearing
+ * (perf: clear_page_erms 43 %), and creates ran at a quarter of the
+ * speed; malloc's reuse of freed memory avoids that.
  */
 #define IOBUF_HUGE (2U << 20)
 #define IOBUF_SLAB_MIN_CLASS 2		/* 256 KiB */
-#define IOBUF_SLABS (IOBUF_CLASS_BYTES / IOBUF_HUGE)
+#define IOBUF_BIG_BYTES (128U << 20)	/* huge-page buffers kept per 2..8 MiB class */
+#define IOBUF_SLABS (IOBUF_BIG_BYTES / IOBUF_HUGE)
 
 static struct {
 	pthread_mutex_t lock;
 	void *free[IOBUF_CLASS_BYTES >> IOBUF_MIN_SHIFT];
 	unsigned int n;
-	char *slab[IOBUF_SLABS];	/* slab classes: the slabs carved so far */
+	char *slab[IOBUF_SLABS];	/* slab classes: the slabs carved so far;
+					 * big classes: their huge-page buffers */
 	unsigned int n_slab;
 } iobufs[IOBUF_CLASSES] = {
 	[0 ... IOBUF_CLASSES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
@@ -289,6 +326,18 @@ static bool slab_class(int c)
 	return c >= IOBUF_SLAB_MIN_CLASS && class_bytes(c) < IOBUF_HUGE;
 }
 
+/* Classes of whole huge-page buffers, kept once allocated. */
+static bool big_class(int c)
+{
+	return class_bytes(c) >= IOBUF_HUGE;
+}
+
+/* Bytes of one entry of iobufs[c].slab. */
+static size_t slab_bytes(int c)
+{
+	return big_class(c) ? class_bytes(c) : IOBUF_HUGE;
+}
+
 /* @len bytes (a multiple of 2 MiB) in huge pages if the system has them. */
 static void *huge_alloc(size_t len)
 {
@@ -306,7 +355,7 @@ static void slab_carve(int c)
 	size_t b = class_bytes(c), i;
 	char *s;
 
-	if (iobufs[c].n_slab == IOBUF_SLABS)
+	if (iobufs[c].n_slab == IOBUF_CLASS_BYTES / IOBUF_HUGE)
 		return;
 	s = huge_alloc(IOBUF_HUGE);
 	if (!s)
@@ -322,27 +371,75 @@ static bool in_slab(int c, const void *p)
 
 	for (i = 0; i < iobufs[c].n_slab; i++)
 		if ((const char *)p >= iobufs[c].slab[i] &&
-		    (const char *)p < iobufs[c].slab[i] + IOBUF_HUGE)
+		    (const char *)p < iobufs[c].slab[i] + slab_bytes(c))
 			return true;
 	return false;
 }
 
-void *rs_iobuf_alloc(size_t len)
+/* Class @c (a big class, lock held): one more huge-page buffer, faulted
+ * in now, if the class is under its cap; NULL otherwise. */
+static void *big_alloc(int c)
+{
+	size_t b = class_bytes(c);
+	char *p;
+
+	if (iobufs[c].n_slab >= IOBUF_BIG_BYTES / b)
+		return NULL;
+	p = huge_alloc(b);
+	if (!p)
+		return NULL;
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(p, b, MADV_POPULATE_WRITE);	/* else faulted in on first use */
+#endif
+	iobufs[c].slab[iobufs[c].n_slab++] = p;
+	return p;
+}
+
+void *rs_iobuf_get(size_t len, bool *fresh)
 {
 	int c = iobuf_class(len);
+	bool carved = false;
 	void *p = NULL;
 
+	/* Below the classes: malloc's heap, whose memory is reused. */
+	*fresh = len > (1U << (IOBUF_MIN_SHIFT - 1));
 	if (c < 0)
 		return rs_alloc_aligned(len);
 	pthread_mutex_lock(&iobufs[c].lock);
-	if (!iobufs[c].n && slab_class(c))
+	if (!iobufs[c].n && slab_class(c)) {
 		slab_carve(c);
+		carved = true;
+	}
 	if (iobufs[c].n)
 		p = iobufs[c].free[--iobufs[c].n];
+	else if (big_class(c))
+		carved = (p = big_alloc(c)) != NULL;
 	pthread_mutex_unlock(&iobufs[c].lock);
-	if (p)
+	if (p) {
+		*fresh = carved;	/* a new slab's pages are untouched */
 		return p;
+	}
 	return rs_alloc_aligned(class_bytes(c));
+}
+
+bool rs_iobuf_huge(const void *p)
+{
+	bool huge = false;
+	int c;
+
+	for (c = IOBUF_SLAB_MIN_CLASS; c < IOBUF_CLASSES && !huge; c++) {
+		pthread_mutex_lock(&iobufs[c].lock);
+		huge = in_slab(c, p);
+		pthread_mutex_unlock(&iobufs[c].lock);
+	}
+	return huge;
+}
+
+void *rs_iobuf_alloc(size_t len)
+{
+	bool fresh;
+
+	return rs_iobuf_get(len, &fresh);
 }
 
 void rs_iobuf_free(void *p, size_t len)
@@ -353,9 +450,9 @@ void rs_iobuf_free(void *p, size_t len)
 		return;
 	if (c >= 0) {
 		pthread_mutex_lock(&iobufs[c].lock);
-		/* Slab buffers always go back (the list has room for all of
-		 * them); in slab classes, others are freed. */
-		if (slab_class(c) ? in_slab(c, p) :
+		/* Slab and huge-page buffers always go back (the list has
+		 * room for all of them); in those classes, others are freed. */
+		if (slab_class(c) || big_class(c) ? in_slab(c, p) :
 				    iobufs[c].n < IOBUF_CLASS_BYTES / class_bytes(c)) {
 			iobufs[c].free[iobufs[c].n++] = p;
 			p = NULL;

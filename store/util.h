@@ -121,6 +121,9 @@ uint32_t rs_crc32c(const void *buf, size_t len);
 uint32_t rs_crc32c_isal(const void *buf, size_t len);
 uint32_t rs_crc32c_tables(const void *buf, size_t len);
 const char *rs_crc32c_impl(void);
+/* Which of isa-l's routines does the work ("isa-l by16_10 (...)" ...), or
+ * "tables". */
+const char *rs_crc32c_variant(void);
 /* crc32c of A||B from crc32c(A) = @crc1 and crc32c(B) = @crc2, B being
  * @len2 bytes long (as zlib's crc32_combine, for crc32c).  For many B of
  * one length: rs_crc32c_combine_gen(len2) once, then _op() per B (zlib's
@@ -137,7 +140,14 @@ void *rs_alloc_aligned(size_t len);
  * with the same @len.
  */
 void *rs_iobuf_alloc(size_t len);
+/* As rs_iobuf_alloc; *@fresh tells whether the buffer is newly mapped
+ * (its pages faulted in anew) rather than reused; buffers of 32 KiB or
+ * less come from malloc's heap and count as reused. */
+void *rs_iobuf_get(size_t len, bool *fresh);
 void rs_iobuf_free(void *p, size_t len);
+/* @p lies in one of the cache's huge-page slabs or buffers (physically
+ * contiguous in 2 MiB pieces where the system gave huge pages). */
+bool rs_iobuf_huge(const void *p);
 
 /* The errno for a RocksDB error message: -EUCLEAN "Corruption", -EBUSY the
  * LOCK file is held, -ENOSPC, -ENOENT, -EEXIST, else -EIO. */

@@ -320,6 +320,11 @@ struct rawstore_perf {
 					 * their deferred in-place writes */
 	uint64_t journal_escapes;	/* device journal: record blocks that began
 					 * with the record magic, written escaped */
+	uint64_t data_copies;		/* writes whose data the store copied into
+					 * an I/O buffer of its own */
+	uint64_t data_copy_bytes;	/* their bytes */
+	uint64_t iobuf_fresh;		/* write buffers the store newly allocated,
+					 * not reused (cold: faulted in on first touch) */
 	uint64_t read_direct_bytes;	/* read from the device straight into the
 					 * caller's buffer (no bounce, no copy) */
 };

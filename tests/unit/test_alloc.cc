@@ -201,6 +201,9 @@ TEST(Crc32cTest, ImplementationsAgree)
 	EXPECT_EQ(rs_crc32c_tables("", 0), 0u);
 	std::string impl = rs_crc32c_impl();
 	EXPECT_TRUE(impl == "isa-l" || impl == "tables") << impl;
+	/* the variant names the implementation first (bench output) */
+	std::string variant = rs_crc32c_variant();
+	EXPECT_EQ(variant.compare(0, impl.size(), impl), 0) << variant;
 	/* RAWSTORE_CRC32C forces one (ctest crc32c.tables) */
 	const char *env = getenv("RAWSTORE_CRC32C");
 	if (env) {

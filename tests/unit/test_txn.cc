@@ -741,6 +741,50 @@ TEST_F(StoreTest, WriteNocopyWritesFromTheCallersBuffer)
 }
 
 /*
+ * Issue 39: rawstore_perf counts the copies of write data into the store's
+ * buffers: one per rawstore_txn_write of a large write (its bytes
+ * counted), none for rawstore_txn_write_nocopy; a buffer reused from the
+ * pool is not counted as fresh.
+ */
+TEST_F(StoreTest, PerfCountsDataCopies)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	PageBuf b(16, 0);
+	const std::string d = pattern(65536, 7);
+	memcpy(b.p, d.data(), d.size());
+	struct rawstore_perf p0 = {}, p1 = {}, p2 = {}, p3 = {};
+	p0.struct_size = p1.struct_size = p2.struct_size = p3.struct_size = sizeof(p0);
+
+	ASSERT_EQ(rawstore_perf_get(st, &p0), 0);
+	struct rawstore_txn *t = T();
+	ASSERT_EQ(rawstore_txn_write(t, "c", "a", 1, 0, d.data(), d.size()), 0);
+	ASSERT_EQ(Submit(t), 0);
+	ASSERT_EQ(rawstore_perf_get(st, &p1), 0);
+	EXPECT_EQ(p1.data_copies - p0.data_copies, 1u);
+	EXPECT_EQ(p1.data_copy_bytes - p0.data_copy_bytes, 65536u);
+
+	t = T();
+	ASSERT_EQ(rawstore_txn_write_nocopy(t, "c", "b", 1, 0, b.p, 65536), 0);
+	ASSERT_EQ(Submit(t), 0);
+	ASSERT_EQ(rawstore_perf_get(st, &p2), 0);
+	EXPECT_EQ(p2.data_copies, p1.data_copies);
+	EXPECT_EQ(p2.data_copy_bytes, p1.data_copy_bytes);
+	EXPECT_EQ(p2.iobuf_fresh, p1.iobuf_fresh);
+
+	/* The same size again: the first one's buffer, back in the pool. */
+	for (int i = 0; i < 4; i++) {
+		t = T();
+		ASSERT_EQ(rawstore_txn_write(t, "c", "c", 1, 0, d.data(), d.size()), 0);
+		ASSERT_EQ(Submit(t), 0);
+	}
+	ASSERT_EQ(rawstore_perf_get(st, &p3), 0);
+	EXPECT_EQ(p3.data_copies - p2.data_copies, 4u);
+	EXPECT_EQ(p3.iobuf_fresh, p2.iobuf_fresh);
+	EXPECT_TRUE(Read("c", "a", 0, 65536) == d);
+	EXPECT_TRUE(Read("c", "b", 0, 65536) == d);
+}
+
+/*
  * Issue 24, item 7: a nocopy buffer changed between the call and the
  * commit is never committed unnoticed, whatever path its bytes take:
  * inline (4 KiB or less), a deferred overwrite, checksum blocks larger
