@@ -8,6 +8,9 @@
 #   peer.py rawstore FILE   rawstore-bench --json output -> one JSON object per
 #                           create cell: size, qd, count, seconds, ops_per_sec,
 #                           mb_per_sec
+#   peer.py osdbench FILE   `ceph tell osd.N bench TOTAL BLOCK` JSON -> one JSON
+#                           object: count (TOTAL / BLOCK: every block a new
+#                           object), seconds, size, ops_per_sec, mb_per_sec
 #
 # cells(lines) groups the "peer_create" lines by (profile, shape, qd) and
 # gives, per cell, each system's median and spread over the repetitions and
@@ -63,6 +66,22 @@ def rawstore(text):
     return out
 
 
+def osdbench(text):
+    """Parse `ceph tell osd.N bench TOTAL BLOCK` (no object size or count:
+    every block is a new object, written through the OSD's ObjectStore
+    alone, all queued at once)."""
+    j = json.loads(text[text.index("{"):])
+    for k in ("bytes_written", "blocksize", "elapsed_sec"):
+        if k not in j:
+            raise ValueError("osd bench output lacks %s" % k)
+    n, size, s = int(j["bytes_written"]), int(j["blocksize"]), float(j["elapsed_sec"])
+    if size <= 0 or n < size or n % size or s <= 0:
+        raise ValueError("osd bench wrote %d bytes in blocks of %d in %.3f s" % (n, size, s))
+    c = n // size
+    return {"count": c, "seconds": s, "size": size, "ops_per_sec": c / s,
+            "mb_per_sec": n / s / MB}
+
+
 def median(v):
     v = sorted(v)
     n = len(v)
@@ -106,6 +125,44 @@ def cells(lines):
     return out
 
 
+# Backend to backend: rawstore against BlueStore's ObjectStore (osd bench,
+# everything queued), the target per rawstore depth.
+BACKEND_QDS = (16, 64, 256)
+BACKEND_TARGETS = {"4k": {16: 1.0, 64: 1.5, 256: 1.5}, "64k": {16: 1.0, 64: 1.5, 256: 1.5},
+                   "4m": {16: 1.0, 64: 1.0, 256: 1.0}}
+
+
+def backend_cells(lines):
+    """{(profile, shape, qd): cell} from the "peer_backend" lines: each
+    rawstore depth against the one BlueStore ObjectStore figure of its
+    profile, shape and repetition (the same object count)."""
+    by = {}
+    for p in lines:
+        if p.get("kind") != "peer_backend":
+            continue
+        by.setdefault((p["profile"], p["shape"]), []).append(p)
+    out = {}
+    for (prof, shape), ps in by.items():
+        field = SHAPES.get(shape, ("ops_per_sec", None))[0]
+        bs = {p["rep"]: p for p in ps if p["system"] == "bluestore"}
+        for q in sorted({int(p["qd"]) for p in ps if p["system"] == "rawstore"}):
+            rs = {p["rep"]: p for p in ps if p["system"] == "rawstore" and int(p["qd"]) == q}
+            c = {"field": field, "target": BACKEND_TARGETS.get(shape, {}).get(q)}
+            if bs:
+                c["bluestore"] = stats([r[field] for r in bs.values()])
+                c["bluestore_seconds"] = min(r["seconds"] for r in bs.values())
+                c["bluestore_count"] = median([r["count"] for r in bs.values()])
+            c["rawstore"] = stats([r[field] for r in rs.values()])
+            c["rawstore_seconds"] = min(r["seconds"] for r in rs.values())
+            c["rawstore_count"] = median([r["count"] for r in rs.values()])
+            pairs = [rs[r][field] / bs[r][field] for r in sorted(bs) if r in rs and
+                     bs[r][field] > 0]
+            if pairs:
+                c["ratio"] = stats(pairs)
+            out[(prof, shape, q)] = c
+    return out
+
+
 def verdict(c):
     """True (met), False (not met) or None (not measured): the median
     ratio and the lowest repetition's ratio both clear the target."""
@@ -116,14 +173,16 @@ def verdict(c):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("rados", "rawstore"):
-        print("usage: peer.py rados|rawstore FILE", file=sys.stderr)
+    if len(argv) != 3 or argv[1] not in ("rados", "rawstore", "osdbench"):
+        print("usage: peer.py rados|rawstore|osdbench FILE", file=sys.stderr)
         return 2
     with open(argv[2]) as f:
         text = f.read()
     try:
         if argv[1] == "rados":
             print(json.dumps(rados(text)))
+        elif argv[1] == "osdbench":
+            print(json.dumps(osdbench(text)))
         else:
             for c in rawstore(text):
                 print(json.dumps(c))

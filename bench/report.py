@@ -774,8 +774,13 @@ def peer_section(peer, P, missing):
             P("| memstore OSD | RAM | RAM | no device: the messenger, PG and op queue "
               "alone (OSD rotational %s: its op-queue settings) |" % e.get("rotational", "?"))
     P("")
+    backend_table(peer, P)
+    P("**What a Ceph user sees**: the same creates through the whole OSD (`rados bench`: "
+      "client, messenger, placement group and op queue in front of BlueStore; rawstore, a "
+      "library, has no front end, so these ratios mostly measure Ceph's).")
+    P("")
     for prof in sorted({k[0] for k in cells if k[0] != "memstore"}):
-        P("### %s" % PROFILE_NAME.get(prof, prof))
+        P("### %s, through the OSD" % PROFILE_NAME.get(prof, prof))
         P("")
         P("| shape | QD | BlueStore | rawstore | rawstore / BlueStore | "
           "memstore OSD (front end, no disk), where it bounds BlueStore | "
@@ -839,6 +844,42 @@ def peer_section(peer, P, missing):
     return cells
 
 
+def backend_table(peer, P):
+    """Backend to backend: rawstore at each depth against BlueStore's
+    ObjectStore alone (osd bench), per profile and shape, with verdicts."""
+    bc = peerlib.backend_cells(peer)
+    if not bc:
+        P("**Backend to backend**: not measured in this run (no `peer_backend` lines: "
+          "an older `bench/peer-bluestore`).")
+        P("")
+        return
+    reps = max(c[s]["n"] for c in bc.values() for s in ("bluestore", "rawstore") if s in c)
+    secs = min(c[s + "_seconds"] for c in bc.values() for s in ("bluestore", "rawstore")
+               if s + "_seconds" in c)
+    P("**Backend to backend** (the comparison that decides \"faster than BlueStore\": "
+      "both are object stores under a server): BlueStore's ObjectStore alone through "
+      "`ceph tell osd.0 bench TOTAL SIZE` (every block a new object, all queued at once on "
+      "one sequencer, BlueStore's throttles bounding what is in flight; no messenger, no "
+      "PG), against rawstore's creates of the same object count at each depth, from the "
+      "caller's buffer (`--nocopy`), each its own durable transaction. Every cell at least "
+      "%.1f s; %d repetition(s); medians ± spread; the ratio per repetition." % (secs, reps))
+    P("")
+    P("| profile | shape | BlueStore ObjectStore (all queued) | rawstore QD | rawstore | "
+      "rawstore / BlueStore | objects | verdict |")
+    P("|---|---|---|---|---|---|---|---|")
+    for k in sorted(bc, key=lambda k: (k[0] != "ssd", k[0], shape_order(k[1]), k[2])):
+        c = bc[k]
+        dig = 0 if c["field"] == "ops_per_sec" else 1
+        v = peerlib.verdict(c)
+        P("| %s | %s %s | %s | %d | %s | %s | %s | %s |" % (
+            k[0].upper(), SHAPE_NAME.get(k[1], k[1]),
+            "MB/s" if c["field"] == "mb_per_sec" else "objects/s",
+            fmt_stat(c.get("bluestore"), dig), k[2], fmt_stat(c.get("rawstore"), dig),
+            fmt_ratio_range(c.get("ratio")), fmt(c.get("rawstore_count"), 0),
+            "-" if v is None else "%s (≥ %.1f×)" % ("met" if v else "not met", c["target"])))
+    P("")
+
+
 def thin_verdict(t):
     """Did removing and reclaiming give dm-thin pool blocks back?  Only a
     drop from the blocks after the creates to those after reclaim shows it;
@@ -878,6 +919,21 @@ def peer_targets(peer, cells):
                  "≥ 1.0× bandwidth for 4 MiB, at every depth and profile",
                  "not measured: `--peer bluestore` not run")]
     out = []
+    bc = peerlib.backend_cells(peer)
+    for k in sorted((k for k in bc if bc[k].get("target") is not None),
+                    key=lambda k: (k[0] != "ssd", shape_order(k[1]), k[2])):
+        c = bc[k]
+        r = c.get("ratio")
+        unit = "MB/s" if c["field"] == "mb_per_sec" else "objects/s"
+        detail = "not measured" if not r else "%s, %s (ObjectStore %s, rawstore %s %s)" % (
+            fmt_ratio(r["median"]),
+            "%d repetitions %.2f–%.2f×" % (r["n"], r["min"], r["max"]) if r["n"] > 1
+            else "1 repetition", fmt(c["bluestore"]["median"], 0),
+            fmt(c["rawstore"]["median"], 0), unit)
+        out.append((peerlib.verdict(c), "Against BlueStore's ObjectStore, backend to backend "
+                    "(host, %s profile), %s creates, rawstore at QD%d, %s: ≥ %.1f×" % (
+                        k[0].upper(), SHAPE_NAME.get(k[1], k[1]), k[2], unit, c["target"]),
+                    detail))
     for k in sorted((k for k in cells if k[0] != "memstore" and
                      cells[k].get("target") is not None),
                     key=lambda k: (k[0] != "ssd", shape_order(k[1]), k[2])):

@@ -5,7 +5,11 @@
 # rawstore-bench JSON gives its create cells; medians and the per-repetition
 # ratio over three repetitions make the verdict, and a cell whose median
 # ratio clears the target while one repetition's does not is NOT met; every
-# depth and profile is its own target row (no best-of).
+# depth and profile is its own target row (no best-of). `ceph tell osd.N
+# bench` JSON gives its objects (bytes / block) and rates, and a block size
+# that does not divide the bytes is refused; the backend-to-backend rows
+# (rawstore at each depth against BlueStore's ObjectStore) come first in
+# the section, one target row per depth, with the same verdict rule.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -83,6 +87,29 @@ for l in sys.stdin:
 check "rawstore-bench: the create cells, with objects and seconds" "$got" \
 	"4096 16 130000 10.5 12381.0"
 
+# --- ceph tell osd.N bench JSON: every block a new object ---
+cat > "$tmp/osdbench.json" <<'J'
+{
+    "bytes_written": 1073741824,
+    "blocksize": 4096,
+    "elapsed_sec": 13.1072,
+    "bytes_per_sec": 81920000,
+    "iops": 20000
+}
+J
+got=$(python3 "$py" osdbench "$tmp/osdbench.json" | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print("%d %.4f %.1f %.3f %d" % (j["count"], j["seconds"], j["ops_per_sec"], j["mb_per_sec"], j["size"]))')
+check "osd bench: objects (bytes / block), seconds, objects/s and MB/s" "$got" \
+	"262144 13.1072 20000.0 81.920 4096"
+sed 's/"blocksize": 4096/"blocksize": 4095/' "$tmp/osdbench.json" > "$tmp/osdbench-bad.json"
+if python3 "$py" osdbench "$tmp/osdbench-bad.json" > /dev/null 2> "$tmp/err"; then
+	check "osd bench whose bytes are not whole blocks is refused" "accepted" "refused"
+else
+	check "osd bench whose bytes are not whole blocks is refused" \
+		"$(grep -c 'in blocks of 4095' "$tmp/err")" 1
+fi
+
 # --- verdicts through bench/report.py ---
 mkdir -p "$tmp/run/raw"
 cat > "$tmp/run/raw/env.json" <<'J'
@@ -117,16 +144,37 @@ for rep, (b, r) in enumerate([(1000, 900), (1000, 950), (1000, 1100)], 1):
 # memstore beside ssd 4k QD16
 for rep, v in enumerate([5000, 5100, 4900], 1):
     line("memstore", "memstore", "4k", 16, rep, v, 4096)
+# backend to backend: BlueStore's ObjectStore (osd bench, all queued)
+# against rawstore at each depth, per repetition
+def backend(system, shape, qd, rep, v, size):
+    mb = v if shape == "4m" else v * size / 1e6
+    ops = v * 1e6 / size if shape == "4m" else v
+    print(json.dumps({"kind": "peer_backend", "system": system, "profile": "ssd",
+                      "shape": shape, "qd": qd, "rep": rep, "count": 200000,
+                      "seconds": 10.1, "size": size, "ops_per_sec": ops, "mb_per_sec": mb}))
+for rep in (1, 2, 3):
+    backend("bluestore", "4k", "queued", rep, 20000, 4096)
+    backend("bluestore", "4m", "queued", rep, 2000, 4194304)
+# 4k QD16 0.80x: not met (1.0); QD64 1.80/1.70/1.55x: met (1.5); QD256
+# median 1.60x but one repetition 1.45x: not met; 4m QD16 1.05/1.10/1.00x: met
+for rep, (a, b, c) in enumerate([(16000, 36000, 32000), (16000, 34000, 29000),
+                                 (16000, 31000, 33000)], 1):
+    backend("rawstore", "4k", 16, rep, a, 4096)
+    backend("rawstore", "4k", 64, rep, b, 4096)
+    backend("rawstore", "4k", 256, rep, c, 4096)
+for rep, v in enumerate([2100, 2200, 2000], 1):
+    backend("rawstore", "4m", 16, rep, v, 4194304)
 PY
 python3 "$repo/bench/report.py" "$tmp/run" --accel tcg --git test --peer "$tmp/peer.jsonl" > /dev/null
 python3 - "$tmp/run/report.md" <<'PY' || bad=1
 import sys
 md = open(sys.argv[1]).read()
-rows = [l for l in md.splitlines() if l.startswith("| ") and "Against BlueStore" in l]
+rows = [l for l in md.splitlines() if l.startswith("| ") and "Against BlueStore (" in l]
+brows = [l for l in md.splitlines() if l.startswith("| ") and "Against BlueStore's" in l]
 bad = 0
 def want(what, status, detail, name):
     global bad
-    r = [l for l in rows if what + " |" in l]
+    r = [l for l in rows + brows if what + " |" in l]
     ok = len(r) == 1 and r[0].startswith("| %s |" % status) and \
         r[0].rstrip().endswith("| %s |" % detail)
     print("%s - %s" % ("ok" if ok else "not ok", name))
@@ -146,6 +194,30 @@ want("Against BlueStore (host, HDD profile), 4 KiB creates at QD16, objects/s: �
 want("Against BlueStore (host, SSD profile), 4 MiB creates at QD1, MB/s: ≥ 1.0×",
      "**not met**", "0.95×, 3 repetitions 0.90–1.10× (BlueStore 1000, rawstore 950 MB/s)",
      "4 MiB in MB/s, median below 1.0x: not met")
+BK = "Against BlueStore's ObjectStore, backend to backend (host, SSD profile), "
+want(BK + "4 KiB creates, rawstore at QD16, objects/s: ≥ 1.0×", "**not met**",
+     "0.80×, 3 repetitions 0.80–0.80× (ObjectStore 20000, rawstore 16000 objects/s)",
+     "backend: QD16 below 1.0x, not met")
+want(BK + "4 KiB creates, rawstore at QD64, objects/s: ≥ 1.5×", "**met**",
+     "1.70×, 3 repetitions 1.55–1.80× (ObjectStore 20000, rawstore 34000 objects/s)",
+     "backend: QD64 every repetition above 1.5x, met")
+want(BK + "4 KiB creates, rawstore at QD256, objects/s: ≥ 1.5×", "**not met**",
+     "1.60×, 3 repetitions 1.45–1.65× (ObjectStore 20000, rawstore 32000 objects/s)",
+     "backend: QD256 median 1.60x but a repetition at 1.45x, not met")
+want(BK + "4 MiB creates, rawstore at QD16, MB/s: ≥ 1.0×", "**met**",
+     "1.05×, 3 repetitions 1.00–1.10× (ObjectStore 2000, rawstore 2100 MB/s)",
+     "backend: 4 MiB in MB/s, met at 1.0x")
+if len(brows) != 4:
+    print("not ok - one backend target row per depth (got %d)" % len(brows))
+    bad = 1
+else:
+    print("ok - one backend target row per depth")
+bt = md.find("**Backend to backend**"); ot = md.find("**What a Ceph user sees**")
+if 0 <= bt < ot:
+    print("ok - the section opens with the backend table, the OSD-level one follows")
+else:
+    print("not ok - backend table at %d, OSD-level at %d" % (bt, ot))
+    bad = 1
 if len(rows) != 4:
     print("not ok - one target row per measured cell, no best-of (got %d)" % len(rows))
     bad = 1
