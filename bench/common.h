@@ -37,6 +37,7 @@ struct cfg {
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */
 	bool nocopy;			/* creates: rawstore_txn_write_nocopy */
+	bool sync_submit;		/* --submit sync: qd threads, rawstore_submit */
 	double fio_mbs;			/* --fio-mbs: fio's figure, 0 if none */
 };
 
