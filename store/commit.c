@@ -286,7 +286,7 @@ static void sync_or_wait(struct rawstore *st)
 		sync_locked(st);
 		return;
 	}
-	if (p->want < p->written) {
+	if (p->want < p->written && p->durable < p->written) {
 		p->want = p->written;
 		pthread_cond_signal(&p->cond);
 	}
@@ -299,7 +299,7 @@ static void sync_kick(struct rawstore *st)
 	struct rs_pipe *p = st->pipe;
 
 	pthread_mutex_lock(&st->qlock);
-	if (p->want < p->written) {
+	if (p->want < p->written && p->durable < p->written) {
 		p->want = p->written;
 		pthread_cond_signal(&p->cond);
 	}
