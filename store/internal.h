@@ -45,10 +45,15 @@ struct rawstore {
 		uint64_t free, free_extents, largest_free, unpunched;
 	} snap;
 
-	/* Commit thread and its queue. */
+	/* Commit thread and its queue.  The commit role (applying and
+	 * committing groups, running jobs and callbacks) is held by one
+	 * thread at a time: the commit thread, or a submitter leading its
+	 * own group while the role was free (commit.c). */
 	pthread_t worker;
 	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
+	pthread_cond_t qcond;		/* wakes the role's holder: work, a sync */
+	pthread_cond_t wcond;		/* wakes the commit thread: work, role free */
+	bool leading;			/* the role is held (qlock) */
 	struct rawstore_txn *qhead, *qtail;
 	pthread_cond_t qroom;		/* back-pressure: room in the queue */
 	unsigned int q_txns;		/* submitted, not completed */
