@@ -38,6 +38,11 @@
  * next group while this one syncs. */
 #define JOIN_MAX_BYTES (32ULL << 20)
 
+/* Object ids are recorded this far ahead of the next one handed out, so
+ * the "N" record is written once per NID_RESERVE new objects, not by every
+ * group that creates one.  Ids skipped by a reopen are never used. */
+#define NID_RESERVE 1024
+
 /* Groups written and not yet durable, beyond the one being applied. */
 #define PIPE_DEPTH 2
 #define PIPE_SLOTS (PIPE_DEPTH + 1)
@@ -765,6 +770,7 @@ bool commit_drain(struct rawstore *st)
 static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space_hold *h,
 			 const struct rs_jdata_vec *unflushed)
 {
+	uint64_t nid_rec = st->stored_nid;
 	struct rs_key k;
 	char v[8];
 	int ret;
@@ -774,9 +780,12 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 		ret = space_stage_end(st, true);
 	if (ret)
 		return ret;
-	if (st->next_nid != st->stored_nid) {
+	/* Every id in a durable record stays below the durable "N": the
+	 * record moves ahead in the batch of the group that passes it. */
+	if (st->next_nid > st->stored_nid) {
+		nid_rec = st->next_nid + NID_RESERVE;
 		key_nid(&k);
-		put_le64(v, st->next_nid);
+		put_le64(v, nid_rec);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
 	}
 	if (g->d_objects || g->d_colls) {
@@ -791,7 +800,7 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 			 __ATOMIC_RELEASE);
 	ret = meta_commit_data(st->meta, st->wb, unflushed);
 	if (!ret)
-		st->stored_nid = st->next_nid;
+		st->stored_nid = nid_rec;
 	return ret;
 }
 

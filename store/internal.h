@@ -37,7 +37,8 @@ struct rawstore {
 	struct extset unpunched;	/* freed, not yet punched */
 	pthread_rwlock_t rwlock;	/* frees become reusable under the write lock */
 	bool shared_any;		/* some unit may be shared by clones ("R") */
-	uint64_t next_nid, stored_nid;
+	uint64_t next_nid;		/* the next object id handed out */
+	uint64_t stored_nid;		/* "N" as written: above every id in use */
 	uint64_t n_objects, n_colls;
 	/* Committed space figures for statfs, refreshed under the write lock
 	 * (the trees themselves change while transactions are applied). */
