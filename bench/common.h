@@ -38,6 +38,7 @@ struct cfg {
 	bool json;
 	bool files_hint;		/* files: fallocate the object size first */
 	bool nocopy;			/* creates: rawstore_txn_write_nocopy */
+	bool sync_submit;		/* --submit sync: qd threads, rawstore_submit */
 	double fio_mbs;			/* --fio-mbs: fio's figure, 0 if none */
 	const struct rawstore_open_opts *oo;	/* how the store was opened */
 };

@@ -72,6 +72,103 @@ static void done_cb(struct rawstore_txn *t, int result, void *arg)
 
 typedef int (*fill_fn)(struct rawstore_txn *t, uint64_t i, void *arg);
 
+/* ---- synchronous submission from qd threads (--submit sync) ---- */
+
+struct sync_run {
+	struct rawstore *st;
+	struct inflight *in;	/* lock, err, lat */
+	fill_fn fill;
+	void *arg;
+	uint64_t count, next, min_ns, t0;
+};
+
+/* One of qd threads: take the next index, build (under the lock: the
+ * workloads' generators are not thread-safe), submit and wait. */
+static void *sync_main(void *arg)
+{
+	struct sync_run *sr = arg;
+	struct inflight *in = sr->in;
+	struct rawstore_txn *t;
+	uint64_t i, start;
+	int ret;
+
+	ret = rawstore_txn_new(&t);
+	for (;;) {
+		pthread_mutex_lock(&in->lock);
+		if (ret && !in->err)
+			in->err = ret;
+		i = sr->next;
+		if (in->err || (i >= sr->count && (!sr->min_ns ||
+						   rs_now_ns() - sr->t0 >= sr->min_ns))) {
+			pthread_mutex_unlock(&in->lock);
+			break;
+		}
+		if (i >= in->cap) {
+			uint64_t *lat = realloc(in->lat, 2 * in->cap * sizeof(*lat));
+
+			if (!lat) {
+				in->err = -ENOMEM;
+				pthread_mutex_unlock(&in->lock);
+				break;
+			}
+			in->lat = lat;
+			in->cap *= 2;
+		}
+		sr->next++;
+		rawstore_txn_reset(t);
+		ret = sr->fill(t, i, sr->arg);
+		pthread_mutex_unlock(&in->lock);
+		if (ret)
+			continue;
+		start = rs_now_ns();
+		ret = rawstore_submit(sr->st, t);
+		pthread_mutex_lock(&in->lock);
+		in->lat[i] = rs_now_ns() - start;
+		pthread_mutex_unlock(&in->lock);
+	}
+	rawstore_txn_free(t);
+	return NULL;
+}
+
+/* run_txns with --submit sync: c->qd threads each submit and wait. */
+static int run_txns_sync(struct rawstore *st, const struct cfg *c, uint64_t count, fill_fn fill,
+			 void *arg, struct result *r)
+{
+	struct inflight in = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, r->lat,
+			       count };
+	struct sync_run sr = { st, &in, fill, arg, count, 0, r->min_ns, 0 };
+	pthread_t *tid = calloc(c->qd, sizeof(*tid));
+	struct rawstore_perf p0, p1;
+	uint64_t c0;
+	unsigned int k, n;
+
+	if (!tid)
+		return -ENOMEM;
+	p0.struct_size = p1.struct_size = sizeof(p0);
+	rawstore_perf_get(st, &p0);
+	c0 = cpu_ns();
+	sr.t0 = rs_now_ns();
+	for (n = 0; n < c->qd; n++)
+		if (pthread_create(&tid[n], NULL, sync_main, &sr))
+			break;
+	if (n < c->qd) {
+		pthread_mutex_lock(&in.lock);
+		in.err = -EAGAIN;
+		pthread_mutex_unlock(&in.lock);
+	}
+	for (k = 0; k < n; k++)
+		pthread_join(tid[k], NULL);
+	free(tid);
+	r->ns = rs_now_ns() - sr.t0;
+	r->cpu_ns = cpu_ns() - c0;
+	r->qd = c->qd;
+	r->lat = in.lat;
+	r->ops = sr.next;
+	rawstore_perf_get(st, &p1);
+	perf_delta(r, &p0, &p1);
+	return in.err;
+}
+
 /*
  * Run @count transactions built by @fill with c->qd in flight; with
  * r->min_ns, go on until that long has passed too (r->lat, of @count
@@ -88,6 +185,10 @@ static int run_txns(struct rawstore *st, const struct cfg *c, uint64_t count, fi
 	unsigned int k;
 	int ret = 0;
 
+	if (c->sync_submit) {
+		free(slots);
+		return run_txns_sync(st, c, count, fill, arg, r);
+	}
 	if (!slots)
 		return -ENOMEM;
 	for (k = 0; k < c->qd; k++) {
@@ -762,6 +863,10 @@ static void usage(FILE *f)
 		"  --seconds S            create: go on past --count until S seconds have\n"
 		"                         passed (report the objects created)\n"
 		"  --qd N                 transactions in flight (default 1)\n"
+		"  --submit async|sync    async (default): one thread keeps --qd in flight\n"
+		"                         with rawstore_submit_async; sync: --qd threads\n"
+		"                         each call rawstore_submit (as --backend files's\n"
+		"                         threads each write synchronously)\n"
 		"  --threads N            read: N threads read at once (default 1)\n"
 		"  --deferred-new-max N   open option: new data up to N bytes per allocation\n"
 		"                         through the RocksDB WAL (default: 16 KiB on a\n"
@@ -883,6 +988,7 @@ int main(int argc, char **argv)
 		{ "journal", required_argument, 0, 'J' },
 		{ "journal-size", required_argument, 0, 'L' },
 		{ "wal-recycle", required_argument, 0, 'W' },
+		{ "submit", required_argument, 0, 'U' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	static const char *const core[] = { "create:4k", "create:64k", "create:1m", "create:4m",
@@ -939,6 +1045,14 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			c.nocopy = true;
+			break;
+		case 'U':
+			if (strcmp(optarg, "sync") && strcmp(optarg, "async")) {
+				fprintf(stderr, "rawstore-bench: --submit takes async or sync, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			c.sync_submit = !strcmp(optarg, "sync");
 			break;
 		case 'F': {
 			char *end;

@@ -24,8 +24,10 @@
  *
  * Rules this example follows (see rawstore.h and rawstore(7)):
  *  - one store handle is shared by all threads;
- *  - a completion callback runs on the commit thread: it must be short and
- *    must not call blocking calls (rawstore_submit, rawstore_close, ...);
+ *  - a completion callback runs on the thread committing its group (the
+ *    commit thread, or a thread inside rawstore_submit): it must be short,
+ *    must not call blocking calls (rawstore_submit, rawstore_close, ...)
+ *    and must not take a lock held around rawstore_submit;
  *  - a transaction stays untouched until its callback ran; the callback
  *    frees it;
  *  - every call returns 0 (or a count) or -errno; rawstore_strerror() and

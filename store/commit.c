@@ -10,6 +10,10 @@
  * now) and runs its callbacks.  A group with deferred writes waits for its
  * sync before they are applied, outside the write lock: readers lay the
  * queue of deferred writes over their reads until the data is in place.
+ *
+ * "The commit thread" below means whoever holds the commit role: a
+ * synchronous submitter that found no group in progress leads on its own
+ * thread (lead_group), else the commit thread proper (worker_main).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +37,11 @@
  * device is busy anyway, and later arrivals are better applied as the
  * next group while this one syncs. */
 #define JOIN_MAX_BYTES (32ULL << 20)
+
+/* Object ids are recorded this far ahead of the next one handed out, so
+ * the "N" record is written once per NID_RESERVE new objects, not by every
+ * group that creates one.  Ids skipped by a reopen are never used. */
+#define NID_RESERVE 1024
 
 /* Groups written and not yet durable, beyond the one being applied. */
 #define PIPE_DEPTH 2
@@ -176,6 +185,7 @@ int commit_start(struct rawstore *st)
 	st->pipe = p;
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
+	pthread_cond_init(&st->wcond, NULL);
 	pthread_cond_init(&st->qroom, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	ret = -pthread_create(&p->thread, NULL, sync_main, st);
@@ -205,6 +215,7 @@ void commit_stop(struct rawstore *st)
 	pthread_mutex_lock(&st->qlock);
 	st->stopping = true;
 	pthread_cond_broadcast(&st->qcond);
+	pthread_cond_broadcast(&st->wcond);
 	pthread_cond_broadcast(&st->qroom);
 	pthread_mutex_unlock(&st->qlock);
 	/* The commit thread finishes the queue and waits for every sync. */
@@ -221,9 +232,38 @@ void commit_stop(struct rawstore *st)
 	st->ocache = NULL;
 }
 
+/* The store whose commit role this thread holds, if any. */
+static __thread struct rawstore *role_of;
+
 bool commit_on_thread(struct rawstore *st)
 {
-	return pthread_equal(pthread_self(), st->worker);
+	return role_of == st;
+}
+
+/*
+ * Take the commit role (call with qlock, the role free).  Returns the
+ * store this thread held the role of before (a callback of another store
+ * leading a group of this one), for role_give_up().  Whoever takes the
+ * role under qlock sees every change its last holder made before giving
+ * it up under qlock: the state "of the commit thread" passes with it.
+ */
+static struct rawstore *role_take(struct rawstore *st)
+{
+	struct rawstore *prev = role_of;
+
+	st->leading = true;
+	role_of = st;
+	return prev;
+}
+
+/* Give the role up (call with qlock); wake the commit thread if work is
+ * left (queued, groups in flight) or the store stops. */
+static void role_give_up(struct rawstore *st, struct rawstore *prev)
+{
+	st->leading = false;
+	role_of = prev;
+	if (st->qhead || st->pipe->count || st->stopping)
+		pthread_cond_signal(&st->wcond);
 }
 
 static bool sync_is_held(void)
@@ -268,7 +308,7 @@ static void sync_locked(struct rawstore *st)
 	} else if (w > p->durable) {
 		p->durable = w;
 	}
-	/* The commit thread is the only one waiting on qcond. */
+	/* Only the role's holder waits on qcond. */
 	pthread_cond_broadcast(&st->qcond);
 	pthread_cond_signal(&p->cond);
 }
@@ -286,7 +326,7 @@ static void sync_or_wait(struct rawstore *st)
 		sync_locked(st);
 		return;
 	}
-	if (p->want < p->written) {
+	if (p->want < p->written && p->durable < p->written) {
 		p->want = p->written;
 		pthread_cond_signal(&p->cond);
 	}
@@ -299,7 +339,7 @@ static void sync_kick(struct rawstore *st)
 	struct rs_pipe *p = st->pipe;
 
 	pthread_mutex_lock(&st->qlock);
-	if (p->want < p->written) {
+	if (p->want < p->written && p->durable < p->written) {
 		p->want = p->written;
 		pthread_cond_signal(&p->cond);
 	}
@@ -730,6 +770,7 @@ bool commit_drain(struct rawstore *st)
 static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space_hold *h,
 			 const struct rs_jdata_vec *unflushed)
 {
+	uint64_t nid_rec = st->stored_nid;
 	struct rs_key k;
 	char v[8];
 	int ret;
@@ -739,9 +780,12 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 		ret = space_stage_end(st, true);
 	if (ret)
 		return ret;
-	if (st->next_nid != st->stored_nid) {
+	/* Every id in a durable record stays below the durable "N": the
+	 * record moves ahead in the batch of the group that passes it. */
+	if (st->next_nid > st->stored_nid) {
+		nid_rec = st->next_nid + NID_RESERVE;
 		key_nid(&k);
-		put_le64(v, st->next_nid);
+		put_le64(v, nid_rec);
 		rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, v, 8);
 	}
 	if (g->d_objects || g->d_colls) {
@@ -756,7 +800,7 @@ static int commit_locked(struct rawstore *st, struct rs_txn_ctx *g, struct space
 			 __ATOMIC_RELEASE);
 	ret = meta_commit_data(st->meta, st->wb, unflushed);
 	if (!ret)
-		st->stored_nid = st->next_nid;
+		st->stored_nid = nid_rec;
 	return ret;
 }
 
@@ -1218,47 +1262,80 @@ static void run_job(struct rawstore *st, struct rawstore_txn *t)
 	complete(st, t, t->result);
 }
 
+/*
+ * One step of the commit role (call without qlock): complete the groups in
+ * flight that are durable, then run the next job or commit the next group;
+ * with nothing queued and groups in flight, wait for a sync (or sync here,
+ * if nobody does).  False when there is nothing to do: nothing queued,
+ * nothing in flight.
+ */
+static bool commit_step(struct rawstore *st)
+{
+	struct rs_pipe *p = st->pipe;
+	struct pipe_group *pg;
+
+	/* Complete what is durable; room for the next group. */
+	pipe_reap(st, PIPE_DEPTH);
+	pthread_mutex_lock(&st->qlock);
+	if (!st->qhead && !p->count) {
+		pthread_mutex_unlock(&st->qlock);
+		return false;
+	}
+	/* Nothing else to do: sync here (no hand-off). */
+	while (!st->qhead && !pipe_reapable(p))
+		sync_or_wait(st);
+	/* Complete what became durable first: its submitters may have more
+	 * for the next group. */
+	if (pipe_reapable(p) || !st->qhead) {
+		pthread_mutex_unlock(&st->qlock);
+		return true;
+	}
+	if (st->qhead->job) {
+		struct rawstore_txn *t = st->qhead;
+
+		st->qhead = t->next;
+		if (!st->qhead)
+			st->qtail = NULL;
+		pthread_mutex_unlock(&st->qlock);
+		run_job(st, t);
+		return true;
+	}
+	pthread_mutex_unlock(&st->qlock);
+	/* Batches written before: the sync thread syncs them while this
+	 * group is applied. */
+	sync_kick(st);
+	pg = pipe_next(p);
+	pg->wrote = false;
+	commit_group(st, pg);
+	return true;
+}
+
+/*
+ * The commit thread: holds the role while there is work nobody leads
+ * (asynchronous submits, jobs, what a leader left), gives it up when idle.
+ */
 static void *worker_main(void *arg)
 {
 	struct rawstore *st = arg;
 	struct rs_pipe *p = st->pipe;
-	struct pipe_group *pg;
-	bool more;
+	struct rawstore *prev;
 
 	for (;;) {
-		/* Complete what is durable; room for the next group. */
-		pipe_reap(st, PIPE_DEPTH);
 		pthread_mutex_lock(&st->qlock);
-		while (!st->qhead && !pipe_reapable(p) && !(st->stopping && !p->count)) {
-			/* Nothing else to do: sync here (no hand-off). */
-			sync_or_wait(st);
-		}
-		/* Complete what became durable first: its submitters may
-		 * have more for the next group. */
-		if (pipe_reapable(p) || !st->qhead) {
-			more = st->qhead || p->count;
+		while (st->leading || (!st->qhead && !p->count && !st->stopping))
+			pthread_cond_wait(&st->wcond, &st->qlock);
+		if (!st->qhead && !p->count) {
+			/* Stopping, and every group has completed. */
 			pthread_mutex_unlock(&st->qlock);
-			if (more)
-				continue;
 			break;
 		}
-		if (st->qhead->job) {
-			struct rawstore_txn *t = st->qhead;
-
-			st->qhead = t->next;
-			if (!st->qhead)
-				st->qtail = NULL;
-			pthread_mutex_unlock(&st->qlock);
-			run_job(st, t);
-			continue;
-		}
+		prev = role_take(st);
 		pthread_mutex_unlock(&st->qlock);
-		/* Batches written before: the sync thread syncs them while
-		 * this group is applied. */
-		sync_kick(st);
-		pg = pipe_next(p);
-		pg->wrote = false;
-		commit_group(st, pg);
+		while (commit_step(st))
+			;
+		pthread_mutex_lock(&st->qlock);
+		role_give_up(st, prev);
+		pthread_mutex_unlock(&st->qlock);
 	}
 	return NULL;
 }
@@ -1273,9 +1350,15 @@ static bool queue_room(const struct rawstore *st, uint64_t bytes)
 	return !st->opts.max_queued_bytes || st->q_bytes + bytes <= st->opts.max_queued_bytes;
 }
 
-/* Queue @t; @wait: wait for room even with submit_nonblock. */
+/*
+ * Queue @t; @wait: wait for room even with submit_nonblock.  With @lead
+ * (a synchronous submit), take the commit role if it is free: the caller
+ * then commits the group itself (lead_group), *@lead is true and *@prev
+ * what role_take() returned.  Else the role's holder or the commit thread
+ * takes @t.
+ */
 static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb cb, void *arg,
-		  bool wait)
+		  bool wait, bool *lead, struct rawstore **prev)
 {
 	/* The commit thread (a callback) never waits: it is what makes room. */
 	bool on_thread = commit_on_thread(st);
@@ -1311,7 +1394,14 @@ static int submit(struct rawstore *st, struct rawstore_txn *t, rawstore_txn_cb c
 	else
 		st->qhead = t;
 	st->qtail = t;
-	pthread_cond_signal(&st->qcond);
+	if (st->leading) {
+		pthread_cond_signal(&st->qcond);
+	} else if (lead) {
+		*lead = true;
+		*prev = role_take(st);
+	} else {
+		pthread_cond_signal(&st->wcond);
+	}
 	pthread_mutex_unlock(&st->qlock);
 	return 0;
 }
@@ -1321,7 +1411,7 @@ int rawstore_submit_async(struct rawstore *st, struct rawstore_txn *t, rawstore_
 {
 	if (!st || !t)
 		return -EINVAL;
-	return submit(st, t, cb, arg, false);
+	return submit(st, t, cb, arg, false, NULL, NULL);
 }
 
 struct waiter {
@@ -1343,19 +1433,54 @@ static void wake(struct rawstore_txn *t, int result, void *arg)
 	pthread_mutex_unlock(&w->lock);
 }
 
+static bool waiter_done(struct waiter *w)
+{
+	bool done;
+
+	pthread_mutex_lock(&w->lock);
+	done = w->done;
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+/*
+ * A synchronous submitter that took the free commit role: commit on this
+ * thread until its own transaction has completed (no hand-off to the
+ * commit thread and back), then give the role up; those queued meanwhile
+ * go to the commit thread (role_give_up).  Its group takes in whatever
+ * else was queued, and what arrives while its writes are in flight.
+ */
+static void lead_group(struct rawstore *st, struct waiter *w, struct rawstore *prev)
+{
+	while (!waiter_done(w) && commit_step(st))
+		;
+	/* A group that completed before its deferred writes were in place
+	 * is durable: finish it here rather than wake the commit thread. */
+	pipe_reap(st, st->pipe->count);
+	pthread_mutex_lock(&st->qlock);
+	role_give_up(st, prev);
+	pthread_mutex_unlock(&st->qlock);
+}
+
 int rawstore_submit(struct rawstore *st, struct rawstore_txn *t)
 {
 	struct waiter w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0 };
+	struct rawstore *prev = NULL;
+	bool lead = false;
 	int ret;
 
-	/* From a completion callback this would wait for itself. */
-	if (st && pthread_equal(pthread_self(), st->worker))
-		return -EDEADLK;
 	if (!st || !t)
 		return -EINVAL;
-	ret = submit(st, t, wake, &w, true);
+	/* From a completion callback this would wait for itself. */
+	if (commit_on_thread(st))
+		return -EDEADLK;
+	/* Jobs stay with the commit thread (a space worker's job must not
+	 * make that thread run other groups' callbacks). */
+	ret = submit(st, t, wake, &w, true, t->job ? NULL : &lead, &prev);
 	if (ret)
 		return ret;
+	if (lead)
+		lead_group(st, &w, prev);
 	pthread_mutex_lock(&w.lock);
 	while (!w.done)
 		pthread_cond_wait(&w.cond, &w.lock);

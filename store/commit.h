@@ -20,7 +20,9 @@ struct rawstore;
 int commit_start(struct rawstore *st);
 /* Finish the queue and stop the thread. */
 void commit_stop(struct rawstore *st);
-/* True on the commit thread (blocking calls from callbacks would deadlock). */
+/* True on the thread holding the commit role: the commit thread, or a
+ * submitter leading its group (blocking calls from callbacks would
+ * deadlock). */
 bool commit_on_thread(struct rawstore *st);
 /* Run @fn on the commit thread and wait for it. */
 int rs_run_job(struct rawstore *st, rs_job_fn fn, void *arg);

@@ -37,7 +37,8 @@ struct rawstore {
 	struct extset unpunched;	/* freed, not yet punched */
 	pthread_rwlock_t rwlock;	/* frees become reusable under the write lock */
 	bool shared_any;		/* some unit may be shared by clones ("R") */
-	uint64_t next_nid, stored_nid;
+	uint64_t next_nid;		/* the next object id handed out */
+	uint64_t stored_nid;		/* "N" as written: above every id in use */
 	uint64_t n_objects, n_colls;
 	/* Committed space figures for statfs, refreshed under the write lock
 	 * (the trees themselves change while transactions are applied). */
@@ -45,10 +46,15 @@ struct rawstore {
 		uint64_t free, free_extents, largest_free, unpunched;
 	} snap;
 
-	/* Commit thread and its queue. */
+	/* Commit thread and its queue.  The commit role (applying and
+	 * committing groups, running jobs and callbacks) is held by one
+	 * thread at a time: the commit thread, or a submitter leading its
+	 * own group while the role was free (commit.c). */
 	pthread_t worker;
 	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
+	pthread_cond_t qcond;		/* wakes the role's holder: work, a sync */
+	pthread_cond_t wcond;		/* wakes the commit thread: work, role free */
+	bool leading;			/* the role is held (qlock) */
 	struct rawstore_txn *qhead, *qtail;
 	pthread_cond_t qroom;		/* back-pressure: room in the queue */
 	unsigned int q_txns;		/* submitted, not completed */

@@ -36,7 +36,15 @@ struct rs_journal {
 	int err;			/* sticky */
 	char msg[256];
 	struct rs_journal_stat stat;	/* of the replay at open */
+	uint8_t *rbuf;			/* the last record's buffer, kept for the
+					 * next (under lock; up to JREC_KEEP bytes) */
+	size_t rbuf_len;
 };
+
+/* Record buffers up to this size are kept for the next record: a commit
+ * group's record is usually a few KiB, and allocating and zeroing it anew
+ * for each showed in the profile of small transactions. */
+#define JREC_KEEP (1U << 20)
 
 int jdata_push(struct rs_jdata_vec *v, uint64_t off, uint32_t len, uint32_t crc)
 {
@@ -628,6 +636,29 @@ static void crash_nodata(struct rs_journal *j, const struct rs_jdata_vec *d)
 
 /* Lay out the record of @bd (@blen bytes, ending with "J") at @pos, with
  * @nesc escaped blocks (find_escapes()). */
+/* A buffer for a record of @rlen bytes: the kept one if it is large
+ * enough, else a new one (kept if small).  Release with record_put(). */
+static uint8_t *record_get(struct rs_journal *j, uint64_t rlen)
+{
+	uint8_t *buf;
+
+	if (j->rbuf && rlen <= j->rbuf_len)
+		return j->rbuf;
+	buf = rs_alloc_aligned(rlen);
+	if (buf && rlen <= JREC_KEEP) {
+		free(j->rbuf);
+		j->rbuf = buf;
+		j->rbuf_len = rlen;
+	}
+	return buf;
+}
+
+static void record_put(struct rs_journal *j, uint8_t *buf)
+{
+	if (buf != j->rbuf)
+		free(buf);
+}
+
 static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 			     const struct rs_jdata_vec *d, uint64_t pos, uint64_t rlen,
 			     uint32_t nesc, size_t *body_out)
@@ -635,7 +666,7 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 	size_t nd = d ? d->n : 0, body0 = sizeof(struct rs_disk_jrec) +
 					  nd * sizeof(struct rs_disk_jdata) + blen, i;
 	size_t body = body0 + 4 * (size_t)nesc;
-	uint8_t *buf = rs_alloc_aligned(rlen);
+	uint8_t *buf = record_get(j, rlen);
 	struct rs_disk_jpos jp;
 	struct rs_disk_jrec *h;
 	struct rs_disk_jdata *dd;
@@ -643,7 +674,11 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 
 	if (!buf)
 		return NULL;
-	memset(buf, 0, rlen);
+	/* Everything between the header and the end of the body is
+	 * written below; the header's unset fields and the padding after
+	 * the body are zeros. */
+	memset(buf, 0, sizeof(*h));
+	memset(buf + body, 0, rlen - body);
 	h = (struct rs_disk_jrec *)buf;
 	h->magic = htole64(RS_JREC_MAGIC);
 	memcpy(h->uuid, j->uuid, 16);
@@ -669,7 +704,7 @@ static uint8_t *build_record(struct rs_journal *j, const char *bd, size_t blen,
 		uint32_t *idx = malloc(nesc * sizeof(*idx)), k;
 
 		if (!idx) {
-			free(buf);
+			record_put(j, buf);
 			return NULL;
 		}
 		/* "J" is no magic, so the blocks are those counted before */
@@ -746,7 +781,7 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 			/* The record may be on the device or not: take it
 			 * back if the device lets us, and stop. */
 			erase_record(j, pos);
-			free(buf);
+			record_put(j, buf);
 			ret = fail_locked(j, ret, "device flush after record %llu failed (%s); "
 					  "record erased if the device allowed",
 					  (unsigned long long)j->seq + 1, strerror(-ret));
@@ -755,7 +790,7 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 	}
 	if (ret) {
 		erase_record(j, pos);	/* it may have landed: take it back */
-		free(buf);
+		record_put(j, buf);
 		ret = fail_locked(j, ret, "record %llu write failed (%s)", (unsigned long long)j->seq + 1,
 				  strerror(-ret));
 		goto out_unlock;
@@ -770,7 +805,7 @@ int journal_append(struct rs_journal *j, rocksdb_writebatch_wi_t *wb,
 	b = rocksdb_writebatch_create_from((const char *)buf + body0 - blen, blen);
 	rocksdb_write(j->db, j->wo, b, &err);
 	rocksdb_writebatch_destroy(b);
-	free(buf);
+	record_put(j, buf);
 	if (err) {
 		char m[200];
 
@@ -809,5 +844,6 @@ void journal_close(struct rs_journal *j, bool clean)
 	}
 	rocksdb_writeoptions_destroy(j->wo);
 	pthread_mutex_destroy(&j->lock);
+	free(j->rbuf);
 	free(j);
 }

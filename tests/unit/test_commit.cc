@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "helpers.h"
@@ -1106,5 +1107,199 @@ TEST_F(CommitTest, StageOutOfMemoryCommitsNothing)
 	ExpectClean();
 	ASSERT_EQ(Write("c", "b", 0, b), 0);
 	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	ExpectClean();
+}
+
+namespace {
+
+/* Where a callback ran, and what submitting from it returned. */
+struct Where {
+	std::mutex m;
+	std::condition_variable cv;
+	std::thread::id id;
+	int result = 1, sync_ret = 1, async_ret = 1;
+	bool done = false;
+	struct rawstore *st = nullptr;
+	struct rawstore_txn *sync_t = nullptr, *async_t = nullptr;
+	std::atomic<int> *chained = nullptr;
+};
+
+void where_cb(struct rawstore_txn *, int result, void *arg)
+{
+	auto w = static_cast<Where *>(arg);
+	/* On the thread holding the commit role: a synchronous submit would
+	 * wait for itself, an asynchronous one queues. */
+	int s = rawstore_submit(w->st, w->sync_t);
+	int a = rawstore_submit_async(w->st, w->async_t, count_cb, w->chained);
+	std::lock_guard<std::mutex> l(w->m);
+	w->id = std::this_thread::get_id();
+	w->result = result;
+	w->sync_ret = s;
+	w->async_ret = a;
+	w->done = true;
+	w->cv.notify_all();
+}
+
+} // namespace
+
+/*
+ * A synchronous submitter that finds the commit path idle leads its own
+ * group on its own thread: a transaction that arrives while the group's
+ * writes are in flight joins it, and its callback runs on the leader's
+ * thread; from there a synchronous submit is refused (-EDEADLK) and an
+ * asynchronous one is queued, and is committed after the leader has
+ * returned (the commit thread takes what the leader leaves).
+ */
+TEST_F(CommitTest, IdleSyncSubmitterLeadsItsGroup)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string a = pattern(65536, 5), b = pattern(65536, 6), c = pattern(8192, 7);
+	struct rawstore_perf p0 = Perf(st);
+	std::atomic<int> chained{ 0 };
+	Where w;
+	w.st = st;
+	w.chained = &chained;
+	w.sync_t = T();
+	rawstore_txn_write(w.sync_t, "c", "never", 5, 0, c.data(), c.size());
+	w.async_t = T();
+	rawstore_txn_write(w.async_t, "c", "chained", 7, 0, c.data(), c.size());
+	struct rawstore_txn *ta = T(), *tb = T();
+	rawstore_txn_write(ta, "c", "a", 1, 0, a.data(), a.size());
+	rawstore_txn_write(tb, "c", "b", 1, 0, b.data(), b.size());
+
+	uint64_t j0 = rs_debug_join_waits();
+	std::thread::id leader_id;
+	std::atomic<int> ra{ 1 };
+	rs_debug_hold_writes(1);
+	std::thread leader([&] {
+		leader_id = std::this_thread::get_id();
+		ra = rawstore_submit(st, ta);
+	});
+	bool waiting = WaitJoinWait(j0);
+	int rb = rawstore_submit_async(st, tb, where_cb, &w);
+	bool again = WaitJoinWait(rs_debug_join_waits() + 2);
+	int ra_held = ra.load();
+	rs_debug_hold_writes(0);
+	leader.join();
+	ASSERT_TRUE(waiting) << "the submitter never waited for joiners";
+	ASSERT_TRUE(again);
+	ASSERT_EQ(rb, 0);
+	EXPECT_EQ(ra_held, 1) << "a completed while its writes were held in flight";
+	EXPECT_EQ(ra.load(), 0);
+	{
+		std::unique_lock<std::mutex> l(w.m);
+		ASSERT_TRUE(w.cv.wait_for(l, std::chrono::seconds(20), [&w] { return w.done; }));
+	}
+	EXPECT_EQ(w.result, 0);
+	EXPECT_EQ(w.id, leader_id) << "the joined transaction completed on another thread";
+	EXPECT_EQ(w.sync_ret, -EDEADLK);
+	EXPECT_EQ(w.async_ret, 0);
+	for (int i = 0; i < 10000 && chained.load() < 1; i++)
+		usleep(1000);
+	EXPECT_EQ(chained.load(), 1) << "the transaction queued by the callback never committed";
+	struct rawstore_perf p1 = Perf(st);
+	EXPECT_EQ(p1.txns_committed - p0.txns_committed, 3u);
+	EXPECT_EQ(p1.commit_groups - p0.commit_groups, 2u);
+	rawstore_txn_free(ta);
+	rawstore_txn_free(tb);
+	rawstore_txn_free(w.sync_t);
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == a);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	EXPECT_TRUE(Read("c", "chained", 0, 9000) == c);
+	struct rawstore_stat os;
+	os.struct_size = sizeof(os);
+	EXPECT_EQ(rawstore_stat(st, "c", "never", 5, &os), -ENOENT);
+	Reopen();
+	EXPECT_TRUE(Read("c", "a", 0, 70000) == a);
+	EXPECT_TRUE(Read("c", "b", 0, 70000) == b);
+	EXPECT_TRUE(Read("c", "chained", 0, 9000) == c);
+	ExpectClean();
+}
+
+/*
+ * Synchronous submitters that arrive while a leader holds the commit
+ * role wait, and are woken: with groups of two, the leader commits its
+ * own and one more, and the others commit in later groups (the commit
+ * thread, or a new leader, takes them), each returning its own result.
+ */
+TEST_F(CommitTest, SubmittersBehindALeaderAreWoken)
+{
+	Pipelined();
+	ASSERT_EQ(MkColl("c"), 0);
+	const int n = 6;
+	struct rawstore_perf p0 = Perf(st);
+	uint64_t j0 = rs_debug_join_waits();
+	std::vector<std::string> data;
+	for (int i = 0; i < n; i++)
+		data.push_back(pattern(16384, 20 + (uint32_t)i));
+	std::vector<int> ret(n, 1);
+	std::vector<std::thread> th;
+	auto one = [&](int i) {
+		struct rawstore_txn *t = nullptr;
+		std::string name = "o" + std::to_string(i);
+		if (rawstore_txn_new(&t))
+			return;
+		/* the last one fails alone (its collection does not exist) */
+		rawstore_txn_write(t, i == n - 1 ? "nope" : "c", name.data(), name.size(), 0,
+				   data[(size_t)i].data(), data[(size_t)i].size());
+		ret[(size_t)i] = rawstore_submit(st, t);
+		rawstore_txn_free(t);
+	};
+	rs_debug_hold_writes(1);
+	th.emplace_back(one, 0);
+	bool waiting = WaitJoinWait(j0);
+	for (int i = 1; i < n; i++)
+		th.emplace_back(one, i);
+	usleep(20000);
+	rs_debug_hold_writes(0);
+	for (auto &t : th)
+		t.join();
+	ASSERT_TRUE(waiting);
+	for (int i = 0; i < n - 1; i++) {
+		EXPECT_EQ(ret[(size_t)i], 0) << i;
+		std::string name = "o" + std::to_string(i);
+		EXPECT_TRUE(Read("c", name, 0, 16384) == data[(size_t)i]) << i;
+	}
+	EXPECT_EQ(ret[n - 1], -ENOENT);
+	struct rawstore_perf p1 = Perf(st);
+	EXPECT_EQ(p1.txns_committed - p0.txns_committed, (uint64_t)n - 1);
+	EXPECT_GE(p1.commit_groups - p0.commit_groups, 3u);
+	ExpectClean();
+}
+
+/*
+ * The next object id is recorded ahead ("N", 1024 ids at a time): a group
+ * that creates an object below the recorded id writes no "N" (one record
+ * less per small create), and after a reopen, or a crash, new objects
+ * still get ids no object had.
+ */
+TEST_F(CommitTest, ObjectIdsAreRecordedAhead)
+{
+	ASSERT_EQ(MkColl("c"), 0);
+	const std::string d = pattern(4096, 3);
+	auto nid = [&](const std::string &n) {
+		struct rawstore_stat s;
+		s.struct_size = sizeof(s);
+		EXPECT_EQ(rawstore_stat(st, "c", n.data(), n.size(), &s), 0);
+		return s.nid;
+	};
+	ASSERT_EQ(Write("c", "a", 0, d), 0);
+	uint64_t with_n = rs_debug_last_batch_entries();
+	ASSERT_EQ(Write("c", "b", 0, d), 0);
+	uint64_t without_n = rs_debug_last_batch_entries();
+	/* the same records but "N" */
+	EXPECT_EQ(without_n + 1, with_n);
+	std::set<uint64_t> ids = { nid("a"), nid("b") };
+	Reopen();
+	ASSERT_EQ(Write("c", "c", 0, d), 0);
+	EXPECT_EQ(rs_debug_last_batch_entries(), with_n) << "the first create after an open "
+							     "records the next id";
+	ASSERT_EQ(Write("c", "d", 0, d), 0);
+	for (const char *n : { "c", "d" }) {
+		EXPECT_GT(nid(n), *ids.rbegin()) << n;
+		EXPECT_TRUE(ids.insert(nid(n)).second) << n;
+	}
+	EXPECT_TRUE(Read("c", "a", 0, 4096) == d);
+	EXPECT_TRUE(Read("c", "d", 0, 4096) == d);
 	ExpectClean();
 }
