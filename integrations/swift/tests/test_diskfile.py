@@ -34,7 +34,7 @@ from swift.common.utils import Timestamp  # noqa: E402
 from swift.obj import diskfile as sdf  # noqa: E402
 
 from rawstore_swift import diskfile as rdf  # noqa: E402
-from rawstore_swift.broker import Broker, BrokerError, Txn  # noqa: E402
+from rawstore_swift.broker import BrokerError, Txn  # noqa: E402
 
 BUILD = os.environ.get('RAWSTORE_BUILD', os.path.join(REPO, 'build'))
 RAWSTORE = os.path.join(BUILD, 'store', 'cli', 'rawstore')
@@ -439,6 +439,106 @@ class TestProcesses(StoreTest):
         self.assertEqual(self.names('tmp'), before)
         with self.assertRaises(DiskFileNotExist):
             self.df('abandoned').open()
+
+
+class TestObjectServer(StoreTest):
+    """Swift's own object server, its policy's diskfile_module pointing
+    at the backend: the REST verbs end to end (no network)."""
+
+    def setUp(self):
+        super().setUp()
+        import pkg_resources
+        from swift.obj import server
+        pkg_resources.working_set.add_entry(os.path.dirname(HERE))
+        self.app = server.ObjectController(
+            {'devices': self.devices, 'mount_check': 'true',
+             'rawstore_socket': os.path.join(self.tmp, '{device}.sock')},
+            logger=utils.get_logger({}, log_route='test-object-server'))
+
+    def req(self, method, path='/sda/3/a/c/o', body=None, **headers):
+        from swift.common.swob import Request
+        r = Request.blank(path, environ={'REQUEST_METHOD': method},
+                          headers=headers, body=body)
+        return r.get_response(self.app)
+
+    def test_rest_verbs(self):
+        t = float(Timestamp.now())
+        body = os.urandom(300000)
+        r = self.req('PUT', body=body, **{
+            'X-Timestamp': Timestamp(t).internal,
+            'Content-Type': 'application/x-test',
+            'Content-Length': str(len(body)), 'X-Object-Meta-One': '1'})
+        self.assertEqual(r.status_int, 201)
+        self.assertEqual(r.headers['Etag'].strip('"'),
+                         hashlib.md5(body).hexdigest())
+        r = self.req('GET')
+        self.assertEqual(r.status_int, 200)
+        self.assertEqual(r.body, body)
+        self.assertEqual(r.headers['X-Object-Meta-One'], '1')
+        r = self.req('GET', Range='bytes=10-19')
+        self.assertEqual(r.status_int, 206)
+        self.assertEqual(r.body, body[10:20])
+        r = self.req('POST', **{'X-Timestamp': Timestamp(t + 1).internal,
+                                'X-Object-Meta-Two': '2'})
+        self.assertEqual(r.status_int, 202)
+        r = self.req('HEAD')
+        self.assertEqual(r.status_int, 200)
+        self.assertEqual(r.headers['X-Object-Meta-Two'], '2')
+        self.assertNotIn('X-Object-Meta-One', r.headers)
+        self.assertEqual(r.headers['Content-Length'], str(len(body)))
+        # an older PUT loses to what is there
+        r = self.req('PUT', body=b'old', **{
+            'X-Timestamp': Timestamp(t - 5).internal,
+            'Content-Type': 'text/plain', 'Content-Length': '3'})
+        self.assertEqual(r.status_int, 409)
+        r = self.req('DELETE', **{'X-Timestamp': Timestamp(t + 2).internal})
+        self.assertEqual(r.status_int, 204)
+        r = self.req('GET')
+        self.assertEqual(r.status_int, 404)
+        self.assertEqual(r.headers['X-Backend-Timestamp'],
+                         Timestamp(t + 2).internal)
+        # REPLICATE answers the suffix hashes of the partition
+        r = self.req('REPLICATE', '/sda/3')
+        self.assertEqual(r.status_int, 200)
+        hashes = pickle.loads(r.body)
+        hsh = utils.hash_path('a', 'c', 'o')
+        self.assertEqual(hashes, {hsh[-3:]: expected_suffix_hash(
+            {hsh: {'.ts': [Timestamp(t + 2)]}})})
+        # a device without a broker socket
+        r = self.req('GET', '/sdz/3/a/c/o')
+        self.assertEqual(r.status_int, 507)
+
+
+GREEN = r'''
+import eventlet
+eventlet.monkey_patch()
+import hashlib, os, sys
+sys.path[:0] = sys.argv[1:2]
+import test_diskfile as t
+t.StoreTest.setUpClass()
+try:
+    case = t.TestDiskFile('test_not_exist')
+    case.setUp()
+    bodies = dict(('g%d' % i, os.urandom(1000 * i + 1)) for i in range(40))
+    pool = eventlet.GreenPool(40)
+    list(pool.imap(lambda kv: case.put(*kv), bodies.items()))
+    got = dict(pool.imap(lambda k: (k, case.get(k)[1]), bodies))
+    assert got == bodies, 'read back differs'
+    assert len(case.broker._idle) > 1, 'one connection for 40 greenthreads?'
+    print('GREEN-OK', len(case.broker._idle))
+finally:
+    t.StoreTest.tearDownClass()
+'''
+
+
+class TestEventlet(unittest.TestCase):
+    def test_greenthreads_share_the_pool(self):
+        # monkey-patching is for the whole process: a child runs it
+        out = subprocess.run([sys.executable, '-c', GREEN, HERE],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr.decode()[-2000:])
+        self.assertIn(b'GREEN-OK', out.stdout)
 
 
 class TestEntryPoint(unittest.TestCase):
