@@ -284,11 +284,19 @@ class Broker(object):
 
     def list(self, coll, after=b'', stop=None, limit=0):
         """Object names of ``coll`` after ``after`` (exclusive), bytewise
-        order, as bytes; ending before the first name >= ``stop``."""
+        order, as bytes; ending before the first name >= ``stop``.
+
+        With a ``stop`` the pages start small and double, so a short
+        range in a large collection does not fetch a frame of names past
+        its end."""
         after = after.encode() if isinstance(after, str) else after
         out = []
+        page = 64 if stop is not None else 0
         while True:
-            want = 0 if not limit else limit - len(out)
+            want = page
+            if limit:
+                want = min(want, limit - len(out)) if want else \
+                    limit - len(out)
             body = self._simple(OP_LIST, _str16(coll) + _bytes32(after) +
                                 struct.pack('<I', want), 'LIST %s' % coll)
             (n,), pos = struct.unpack_from('<I', body), 4
@@ -304,6 +312,8 @@ class Broker(object):
             if limit and len(out) >= limit:
                 return out
             after = out[-1]
+            if page:
+                page = min(page * 2, 65536)
 
     def coll_list(self):
         body = self._simple(OP_COLL_LIST, b'', 'COLL_LIST')

@@ -400,13 +400,30 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
         return [n.decode('utf-8', 'surrogateescape') for n in out]
 
     def store_exists(self, path):
+        """A partition: its collection exists; a suffix or hash: names
+        are under it (one LIST of one name)."""
+        w = _Where(self, path)
+        if len(w.rest) > 2:
+            return self._object_exists(w)
         try:
-            self.store_listdir(path)
-        except OSError as e:
+            if not w.rest:
+                w.broker.list(w.coll, limit=1)
+                return True
+            return bool(w.broker.list(w.coll, after=w.name + b'/',
+                                      stop=w.name + b'0', limit=1))
+        except BrokerError as e:
             if e.errno == errno.ENOENT:
                 return False
             raise
-        return True
+
+    def _object_exists(self, w):
+        try:
+            w.broker.stat(w.coll, w.name)
+            return True
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                return False
+            raise
 
     def _open_file(self, path, mode='rb'):
         if mode != 'rb':

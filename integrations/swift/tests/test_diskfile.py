@@ -583,6 +583,12 @@ class TestBroker(StoreTest):
         self.assertEqual(self.broker.list('many'), names)
         self.assertEqual(self.broker.list('many', after=names[9], limit=3),
                          names[10:13])
+        # a range: pages of 64, 128, ... names, ending at stop
+        self.assertEqual(self.broker.list('many', after=names[10],
+                                          stop=names[400]), names[11:400])
+        self.assertEqual(self.broker.list('many', after=names[10],
+                                          stop=names[400], limit=100),
+                         names[11:111])
 
 
 if __name__ == '__main__':
