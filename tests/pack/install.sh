@@ -44,9 +44,16 @@ for h in "$src"/include/rawstore/*.h; do
 	cmp -s "$h" "$prefix/include/rawstore/$(basename "$h")" ||
 		bad "header not installed: include/rawstore/$(basename "$h")"
 done
+# The Swift backend (integrations/swift): the package and the egg-info
+# whose entry_points.txt Swift's pkg_resources reads.
+for f in rawstore_swift/diskfile.py rawstore_swift/broker.py \
+	rawstore_swift-0.1.egg-info/entry_points.txt; do
+	compgen -G "$prefix/lib/python3*/dist-packages/$f" > /dev/null ||
+		bad "not installed: lib/python3*/dist-packages/$f"
+done
 # Only what was promised: no test programs, no internal headers.
 find "$prefix" -type f | sed "s|^$prefix/||" | sort > "$tmp/files"
-if grep -vE '^(bin/rawstore(-bench)?|sbin/rawstored|lib/systemd/system/rawstored\.service|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[1378]/rawstore[a-z_-]*\.[1378]|share/doc/rawstore/.*)$' \
+if grep -vE '^(bin/rawstore(-bench)?|sbin/rawstored|lib/systemd/system/rawstored\.service|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[1378]/rawstore[a-z_-]*\.[1378]|share/doc/rawstore/.*|lib/python3[.0-9]*/dist-packages/(rawstore_swift/[a-z_]+\.py|rawstore_swift-[0-9.]+\.egg-info/(PKG-INFO|[a-z_]+\.txt)))$' \
 	"$tmp/files" > "$tmp/extra"; then
 	bad "unexpected installed files:"
 	sed 's/^/    /' "$tmp/extra"

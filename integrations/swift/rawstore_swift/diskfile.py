@@ -1,0 +1,512 @@
+# SPDX-License-Identifier: MIT
+"""Swift's replicated-policy DiskFile on rawstore devices, through rawstored.
+
+Layout (docs/swift.md, "The Swift backend"): Swift's tree
+``<devices>/<dev>/objects[-N]/<part>/<suffix>/<hash>/<timestamp>.<ext>``
+maps onto the store served at ``rawstore_socket`` for ``<dev>``:
+
+- collection ``objects[-N]/<part>`` per partition,
+- object ``<suffix>/<hash>/<timestamp>.<ext>`` per Swift file, its body
+  the object's data (``.data``), empty for ``.meta`` and ``.ts``,
+- attribute ``swift.metadata`` holding the pickled metadata (any size: no
+  xattr limit) and ``swift.metadata_checksum`` its md5, as Swift keeps in
+  its xattrs,
+- collection ``tmp[-N]`` for the bodies of PUTs in progress, published by
+  one transaction that sets the metadata and renames the body into its
+  partition.
+
+What stays on the host file system, under ``<devices>/<dev>``, exactly as
+Swift keeps it: the suffix-hash cache (``hashes.pkl``, ``hashes.invalid``)
+and the partition locks, and ``async_pending``.
+
+How the Swift rules are kept unchanged: the methods of
+``swift.obj.diskfile`` that decide (which of ``.data``, ``.meta`` and
+``.ts`` wins, what is obsolete or reclaimable, expiry, name and size
+checks, the suffix-hash recipe, the hash cache's consolidation) are not
+rewritten here.  Each manager runs Swift's own functions with the few
+names they do I/O through -- ``os.listdir``, ``os.rmdir``, ``os.fstat``,
+``os.path.exists``, ``open``, ``read_metadata``, ``remove_file``,
+``quarantine_renamer`` and ``tpool`` -- bound to the store instead of the
+file system (``_rebind``).  ``tpool`` runs inline: the broker's sockets are
+green, so a call only blocks its own greenthread, and a green socket must
+not be used from tpool's native threads.
+"""
+
+import errno
+import hashlib
+import os
+import pickle
+import time
+import types
+import uuid
+
+from swift.common.exceptions import (DiskFileError, DiskFileNoSpace,
+                                     DiskFileNotExist,
+                                     DiskFileBadMetadataChecksum)
+from swift.obj import diskfile as sdf
+
+from rawstore_swift.broker import Broker, BrokerError, Txn
+
+METADATA_ATTR = 'swift.metadata'
+CHECKSUM_ATTR = 'swift.metadata_checksum'
+# A PUT's body is sent to the store in transactions of this much data; the
+# last piece goes with the metadata and the rename.
+FLUSH_BYTES = 8 << 20
+READ_AHEAD = 1 << 20
+
+
+def _rebind(func, env):
+    """``func`` with the global names in ``env`` replaced."""
+    g = dict(func.__globals__)
+    g.update(env)
+    f = types.FunctionType(func.__code__, g, func.__name__,
+                           func.__defaults__, func.__closure__)
+    f.__kwdefaults__ = func.__kwdefaults__
+    f.__doc__ = func.__doc__
+    return f
+
+
+class _InlineTpool(object):
+    @staticmethod
+    def execute(fn, *args, **kwargs):
+        return fn(*args, **kwargs)
+
+
+def _oserror(err, path):
+    return OSError(err, os.strerror(err), path)
+
+
+class _Where(object):
+    """A Swift path in the store: device, collection, name prefix."""
+
+    def __init__(self, mgr, path):
+        rel = os.path.relpath(os.path.normpath(path), mgr.devices)
+        parts = rel.split(os.sep)
+        if rel.startswith('..') or len(parts) < 3:
+            raise _oserror(errno.ENOENT, path)
+        self.path = path
+        self.broker = mgr.broker(parts[0])
+        self.coll = parts[1] + '/' + parts[2]
+        self.rest = parts[3:]          # suffix, hash, file: as deep as given
+        self.name = '/'.join(self.rest).encode('utf-8', 'surrogateescape')
+
+
+class ObjectFile(object):
+    """A read-only file object over one store object (Swift's ``fp``)."""
+
+    def __init__(self, where):
+        self.where = where
+        self.name = where.path
+        try:
+            self.size = where.broker.stat(where.coll, where.name)[0]
+        except BrokerError as e:
+            raise IOError(e.errno, e.strerror, where.path)
+        self.pos = 0
+        self._buf = b''
+        self._buf_off = 0
+        self.closed = False
+
+    def fileno(self):
+        return self     # only _StoreOs.fstat takes it
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, off, whence=0):
+        self.pos = off if whence == 0 else (
+            self.pos + off if whence == 1 else self.size + off)
+        return self.pos
+
+    def read(self, n=-1):
+        if n is None or n < 0:
+            n = max(self.size - self.pos, 0)
+        lo = self.pos - self._buf_off
+        if lo < 0 or lo + n > len(self._buf):
+            want = max(n, READ_AHEAD)
+            w = self.where
+            try:
+                self._buf = w.broker.read(w.coll, w.name, self.pos, want)
+            except BrokerError as e:
+                raise IOError(e.errno, e.strerror, w.path)
+            self._buf_off, lo = self.pos, 0
+        out = self._buf[lo:lo + n]
+        self.pos += len(out)
+        return out
+
+    def close(self):
+        self.closed = True
+        self._buf = b''
+
+
+class _StorePath(object):
+    def __init__(self, mgr):
+        self._mgr = mgr
+
+    def __getattr__(self, name):
+        return getattr(os.path, name)
+
+    def exists(self, path):
+        return self._mgr.store_exists(path)
+
+
+class _StoreOs(object):
+    """The ``os`` Swift's functions see: listings from the store."""
+
+    def __init__(self, mgr):
+        self._mgr = mgr
+        self.path = _StorePath(mgr)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def listdir(self, path):
+        return self._mgr.store_listdir(path)
+
+    def rmdir(self, path):
+        # Nothing to remove: a "directory" is the names under a prefix.
+        # Swift asks to learn whether it was empty.
+        try:
+            if self._mgr.store_listdir(path):
+                raise _oserror(errno.ENOTEMPTY, path)
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                raise
+
+    def fstat(self, fd):
+        if isinstance(fd, ObjectFile):
+            st = [0] * 10
+            st[6] = fd.size     # st_size
+            return os.stat_result(st)
+        return os.fstat(fd)
+
+
+class RawstoreDiskFileReader(sdf.DiskFileReader):
+    def _drop_cache(self, fd, offset, length):
+        pass    # no page cache in between: the store reads with O_DIRECT
+
+
+class RawstoreDiskFileWriter(sdf.DiskFileWriter):
+    """Streams the body into ``tmp[-N]/<time>-<uuid>`` and publishes it
+    with the metadata in one transaction (a rename into the partition);
+    a writer that dies before leaves only a temporary object, which
+    ``RawstoreDiskFileManager.cleanup_tmp`` removes."""
+
+    def open(self):
+        if self._fd is not None:
+            raise ValueError('DiskFileWriter is already open')
+        if self.next_part_power:
+            raise DiskFileError('rawstore backend: a partition power '
+                                'increase (next_part_power) is not supported')
+        df = self._diskfile
+        self._where = _Where(self.manager, self._datadir)
+        self._tmpcoll = sdf.get_tmp_dir(df.policy)
+        self._tmpname = '%016x-%s' % (time.time_ns(), uuid.uuid4().hex)
+        self._buf = bytearray()
+        self._staged = 0
+        self._fd = self     # "open": Swift's checks test _fd
+        return self
+
+    def _submit(self, txn, colls):
+        b = self._where.broker
+        for attempt in (0, 1):
+            try:
+                for c in colls:
+                    b.ensure_coll(c)
+                b.submit(txn)
+                return
+            except BrokerError as e:
+                if e.errno == errno.ENOSPC:
+                    raise DiskFileNoSpace()
+                if e.errno != errno.ENOENT or attempt:
+                    raise
+                # A collection went away under the cache (a partition
+                # removed by replication): make it again, once.
+                b.colls.clear()
+
+    def put(self, metadata):
+        # Swift's DiskFileWriter.put calls the base _put by super(): call
+        # ours, which runs _finalize_put inline.
+        self._put(metadata, True)
+
+    def write(self, chunk):
+        if not self._fd:
+            raise ValueError('Writer is not open')
+        self._chunks_etag.update(chunk)
+        self._upload_size += len(chunk)
+        self._buf += chunk
+        if len(self._buf) >= FLUSH_BYTES:
+            t = Txn()
+            t.write(self._tmpcoll, self._tmpname, self._staged, self._buf)
+            self._submit(t, [self._tmpcoll])
+            self._staged += len(self._buf)
+            self._buf = bytearray()
+
+    def _finalize_put(self, metadata, target_path, cleanup,
+                      logger_thread_locals):
+        if logger_thread_locals is not None:
+            self.logger.thread_locals = logger_thread_locals
+        dst = _Where(self.manager, target_path)
+        meta = pickle.dumps(sdf._encode_metadata(metadata),
+                            sdf.PICKLE_PROTOCOL)
+        t = Txn()
+        if self._buf:
+            t.write(self._tmpcoll, self._tmpname, self._staged, self._buf)
+        elif not self._staged:
+            t.touch(self._tmpcoll, self._tmpname)
+        t.setattr(self._tmpcoll, self._tmpname, METADATA_ATTR, meta)
+        t.setattr(self._tmpcoll, self._tmpname, CHECKSUM_ATTR,
+                  hashlib.md5(meta).hexdigest().encode('ascii'))
+        t.rename(self._tmpcoll, self._tmpname, dst.coll, dst.name)
+        # As Swift does: the suffix is marked dirty before the new file
+        # can be seen, so a replicator never caches a hash without it.
+        self.manager.invalidate_hash(os.path.dirname(self._datadir))
+        self._submit(t, [self._tmpcoll, dst.coll])
+        self._put_succeeded = True
+        self._buf = bytearray()
+        if cleanup:
+            try:
+                self.manager.cleanup_ondisk_files(self._datadir)
+            except OSError:
+                self.logger.exception('Problem cleaning up %s',
+                                      self._datadir)
+
+    def close(self):
+        if self._fd and self._staged and not self._put_succeeded:
+            t = Txn()
+            t.remove(self._tmpcoll, self._tmpname)
+            try:
+                self._where.broker.submit(t)
+            except OSError:
+                self.logger.exception('Error removing temporary object '
+                                      '%s/%s', self._tmpcoll, self._tmpname)
+        self._fd = None
+        self._buf = bytearray()
+
+
+# Swift's _put computes the file name and calls _finalize_put through
+# tpool: run it inline (green sockets).
+RawstoreDiskFileWriter._put = _rebind(sdf.BaseDiskFileWriter._put,
+                                      {'tpool': _InlineTpool})
+
+
+class RawstoreDiskFile(sdf.DiskFile):
+    reader_cls = RawstoreDiskFileReader
+    writer_cls = RawstoreDiskFileWriter
+
+    def open(self, *a, **kw):
+        return self._manager.swift_df['open'](self, *a, **kw)
+
+    def _construct_from_data_file(self, *a, **kw):
+        return self._manager.swift_df['_construct_from_data_file'](
+            self, *a, **kw)
+
+    def _failsafe_read_metadata(self, *a, **kw):
+        return self._manager.swift_df['_failsafe_read_metadata'](
+            self, *a, **kw)
+
+    def _verify_data_file(self, *a, **kw):
+        return self._manager.swift_df['_verify_data_file'](self, *a, **kw)
+
+
+class RawstoreDiskFileManager(sdf.DiskFileManager):
+    """The ``swift.diskfile`` entry point ``replication.rawstore``.
+
+    Options (``[app:object-server]`` and the replicator's section):
+    ``rawstore_socket`` -- the broker socket of a device, ``{device}``
+    replaced by its name (default ``/run/rawstore/{device}.sock``).
+    A device is available when its socket exists (``mount_check`` has no
+    mount to check).
+    """
+    diskfile_cls = RawstoreDiskFile
+
+    _MANAGER_FUNCS = ('cleanup_ondisk_files', '_hash_suffix_dir', '_listdir',
+                      'get_diskfile_and_filenames_from_hash', 'get_hashes',
+                      '_BaseDiskFileManager__get_hashes')
+    _DISKFILE_FUNCS = ('open', '_construct_from_data_file',
+                       '_failsafe_read_metadata', '_verify_data_file')
+
+    def __init__(self, conf, logger):
+        super().__init__(conf, logger)
+        self.devices = os.path.normpath(self.devices)
+        self.socket_fmt = conf.get('rawstore_socket',
+                                   '/run/rawstore/{device}.sock')
+        self.use_splice = False
+        self.use_linkat = False
+        self._brokers = {}
+        env = {'os': _StoreOs(self), 'open': self._open_file,
+               'read_metadata': self.read_store_metadata,
+               'remove_file': self._remove_file,
+               'quarantine_renamer': self.quarantine_renamer,
+               'tpool': _InlineTpool}
+        for name in self._MANAGER_FUNCS:
+            fn = getattr(sdf.BaseDiskFileManager, name)
+            setattr(self, name, types.MethodType(_rebind(fn, env), self))
+        self.swift_df = dict(
+            (name, _rebind(getattr(sdf.BaseDiskFile, name), env))
+            for name in self._DISKFILE_FUNCS)
+
+    # -- devices ------------------------------------------------------
+
+    def socket_path(self, device):
+        return self.socket_fmt.format(device=device)
+
+    def broker(self, device):
+        b = self._brokers.get(device)
+        if b is None:
+            b = self._brokers[device] = Broker(self.socket_path(device))
+        return b
+
+    def get_dev_path(self, device, mount_check=None):
+        if mount_check is False or (mount_check is None and
+                                    not self.mount_check):
+            return os.path.join(self.devices, device)
+        if '/' in device or not os.path.exists(self.socket_path(device)):
+            return None
+        return os.path.join(self.devices, device)
+
+    # -- the file system calls of Swift's functions, on the store ----
+
+    def store_listdir(self, path):
+        """Names under a partition, suffix or hash path; ENOENT when the
+        partition has no collection, [] for an empty prefix."""
+        w = _Where(self, path)
+        if len(w.rest) > 2:
+            raise _oserror(errno.ENOTDIR, path)
+        prefix = w.name + b'/' if w.rest else b''
+        # the first name past every one under the prefix: '/' + 1 is '0'
+        stop = w.name + b'0' if w.rest else None
+        depth = len(w.rest)
+        out = []
+        try:
+            if depth == 0:
+                # One name per suffix: skip over the rest of each.
+                after = b''
+                while True:
+                    got = w.broker.list(w.coll, after=after, limit=1)
+                    if not got:
+                        break
+                    suffix = got[0].split(b'/', 1)[0]
+                    out.append(suffix)
+                    after = suffix + b'0'
+            else:
+                for name in w.broker.list(w.coll, after=prefix, stop=stop):
+                    part = name[len(prefix):].split(b'/', 1)[0]
+                    if not out or out[-1] != part:
+                        out.append(part)
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                raise _oserror(errno.ENOENT, path)
+            raise
+        return [n.decode('utf-8', 'surrogateescape') for n in out]
+
+    def store_exists(self, path):
+        """A partition: its collection exists; a suffix or hash: names
+        are under it (one LIST of one name)."""
+        w = _Where(self, path)
+        if len(w.rest) > 2:
+            return self._object_exists(w)
+        try:
+            if not w.rest:
+                w.broker.list(w.coll, limit=1)
+                return True
+            return bool(w.broker.list(w.coll, after=w.name + b'/',
+                                      stop=w.name + b'0', limit=1))
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                return False
+            raise
+
+    def _object_exists(self, w):
+        try:
+            w.broker.stat(w.coll, w.name)
+            return True
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                return False
+            raise
+
+    def _open_file(self, path, mode='rb'):
+        if mode != 'rb':
+            raise _oserror(errno.EROFS, path)
+        return ObjectFile(_Where(self, path))
+
+    def _remove_file(self, path):
+        w = _Where(self, path)
+        t = Txn()
+        t.remove(w.coll, w.name)
+        try:
+            w.broker.submit(t)
+        except BrokerError as e:
+            if e.errno != errno.ENOENT:
+                raise
+
+    def read_store_metadata(self, source, add_missing_checksum=False):
+        """Swift's ``read_metadata`` for a store object (path or fp)."""
+        w = source.where if isinstance(source, ObjectFile) else \
+            _Where(self, source)
+        try:
+            meta = w.broker.getattr(w.coll, w.name, METADATA_ATTR)
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                raise DiskFileNotExist()
+            raise
+        try:
+            stored = w.broker.getattr(w.coll, w.name, CHECKSUM_ATTR)
+        except BrokerError as e:
+            if e.errno != errno.ENODATA:
+                raise
+            stored = None
+        if stored is not None and \
+                stored != hashlib.md5(meta).hexdigest().encode('ascii'):
+            raise DiskFileBadMetadataChecksum(
+                'Metadata checksum mismatch for %s' % w.path)
+        return sdf._decode_metadata(pickle.loads(meta, encoding='bytes'))
+
+    def quarantine_renamer(self, device_path, corrupted_file_path):
+        """Move every file of the hash to ``quarantined/objects[-N]``,
+        named ``<hash>-<uuid>/<file>``, and mark its suffix dirty."""
+        hash_dir = os.path.dirname(corrupted_file_path)
+        w = _Where(self, hash_dir)
+        qcoll = 'quarantined/' + w.coll.split('/')[0]
+        tag = '%s-%s' % (os.path.basename(hash_dir), uuid.uuid4().hex)
+        t = Txn()
+        for f in self.store_listdir(hash_dir):
+            t.rename(w.coll, w.name + b'/' + f.encode('utf-8'), qcoll,
+                     '%s/%s' % (tag, f))
+        self.invalidate_hash(os.path.dirname(hash_dir))
+        w.broker.ensure_coll(qcoll)
+        w.broker.submit(t)
+        return os.path.join(device_path, 'quarantined',
+                            w.coll.split('/')[0], tag)
+
+    # -- what the file system backend never needed --------------------
+
+    def cleanup_tmp(self, device, policy, age):
+        """Remove the temporary bodies of PUTs that ended more than
+        ``age`` seconds ago without publishing (a killed server);
+        returns how many."""
+        b = self.broker(device)
+        coll = sdf.get_tmp_dir(policy)
+        limit = time.time_ns() - int(age * 1e9)
+        gone = 0
+        try:
+            names = b.list(coll)
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                return 0
+            raise
+        for name in names:
+            try:
+                born = int(name.split(b'-', 1)[0], 16)
+            except ValueError:
+                continue
+            if born < limit:
+                t = Txn()
+                t.remove(coll, name)
+                try:
+                    b.submit(t)
+                    gone += 1
+                except BrokerError as e:
+                    if e.errno != errno.ENOENT:
+                        raise
+        return gone

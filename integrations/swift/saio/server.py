@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+"""Run one Swift WSGI server with a swift.conf of our own.
+
+Swift's servers read /etc/swift/swift.conf (storage policies, hash path
+suffix); the all-in-one here must not touch the host's, so this sets
+swift.common.utils.SWIFT_CONF_FILE before anything reads it, then does
+what /usr/bin/swift-<name> does.
+
+Usage: server.py SWIFT_CONF NAME CONF   (NAME: proxy-server, object-server, ...)
+"""
+
+import sys
+
+from swift.common import utils
+
+utils.SWIFT_CONF_FILE = sys.argv[1]
+
+from swift.common import storage_policy  # noqa: E402
+from swift.common.wsgi import run_wsgi  # noqa: E402
+
+storage_policy.reload_storage_policies()
+utils.validate_hash_conf()
+name, conf = sys.argv[2], sys.argv[3]
+kwargs = {}
+if name == 'object-server':
+    from swift.obj import server
+    kwargs['global_conf_callback'] = server.global_conf_callback
+sys.exit(run_wsgi(conf, name, verbose=True, **kwargs))
