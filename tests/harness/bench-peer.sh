@@ -28,6 +28,14 @@ check() { # check NAME GOT WANT
 	fi
 }
 
+# fields PARSER FILE: what peer.py PARSER makes of FILE: objects, seconds,
+# objects/s, MB/s and size
+fields() {
+	python3 "$py" "$1" "$2" | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print("%d %.4f %.1f %.3f %d" % (j["count"], j["seconds"], j["ops_per_sec"], j["mb_per_sec"], j["size"]))'
+}
+
 # --- rados bench text (Ceph 16's layout, with its progress table) ---
 cat > "$tmp/rados.txt" <<'T'
 hints = 1
@@ -56,9 +64,7 @@ Cleaning up (deleting benchmark objects)
 Removed 100004 objects
 Clean up completed and total clean up time :3.1
 T
-got=$(python3 "$py" rados "$tmp/rados.txt" | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-print("%d %.4f %.1f %.3f %d" % (j["count"], j["seconds"], j["ops_per_sec"], j["mb_per_sec"], j["size"]))')
+got=$(fields rados "$tmp/rados.txt")
 check "rados bench: objects, seconds, objects/s and MB/s (not its MiB/s)" "$got" \
 	"100004 10.0004 10000.0 40.960 4096"
 sed 's/^Object size: .*/Object size:            4194304/' "$tmp/rados.txt" > "$tmp/rados-obj.txt"
@@ -97,9 +103,7 @@ cat > "$tmp/osdbench.json" <<'J'
     "iops": 20000
 }
 J
-got=$(python3 "$py" osdbench "$tmp/osdbench.json" | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-print("%d %.4f %.1f %.3f %d" % (j["count"], j["seconds"], j["ops_per_sec"], j["mb_per_sec"], j["size"]))')
+got=$(fields osdbench "$tmp/osdbench.json")
 check "osd bench: objects (bytes / block), seconds, objects/s and MB/s" "$got" \
 	"262144 13.1072 20000.0 81.920 4096"
 sed 's/"blocksize": 4096/"blocksize": 4095/' "$tmp/osdbench.json" > "$tmp/osdbench-bad.json"
@@ -119,10 +123,10 @@ J
 : > "$tmp/run/raw/results.jsonl"
 python3 - > "$tmp/peer.jsonl" <<'PY'
 import json
-def line(system, profile, shape, qd, rep, v, size):
+def line(system, profile, shape, qd, rep, v, size, kind="peer_create"):
     mb = v if shape == "4m" else v * size / 1e6
     ops = v * 1e6 / size if shape == "4m" else v
-    print(json.dumps({"kind": "peer_create", "system": system, "profile": profile,
+    print(json.dumps({"kind": kind, "system": system, "profile": profile,
                       "shape": shape, "qd": qd, "rep": rep, "count": int(ops * 10),
                       "seconds": 10.2, "size": size, "ops_per_sec": ops, "mb_per_sec": mb}))
 print(json.dumps({"kind": "peer_env", "store": "bluestore", "profile": "ssd",
@@ -147,11 +151,7 @@ for rep, v in enumerate([5000, 5100, 4900], 1):
 # backend to backend: BlueStore's ObjectStore (osd bench, all queued)
 # against rawstore at each depth, per repetition
 def backend(system, shape, qd, rep, v, size):
-    mb = v if shape == "4m" else v * size / 1e6
-    ops = v * 1e6 / size if shape == "4m" else v
-    print(json.dumps({"kind": "peer_backend", "system": system, "profile": "ssd",
-                      "shape": shape, "qd": qd, "rep": rep, "count": 200000,
-                      "seconds": 10.1, "size": size, "ops_per_sec": ops, "mb_per_sec": mb}))
+    line(system, "ssd", shape, qd, rep, v, size, "peer_backend")
 for rep in (1, 2, 3):
     backend("bluestore", "4k", "queued", rep, 20000, 4096)
     backend("bluestore", "4m", "queued", rep, 2000, 4194304)

@@ -120,6 +120,17 @@ protected:
 		ASSERT_EQ(rawstore_close(st), 0);
 		st = nullptr;
 	}
+	/* Flip the bits @mask of the device byte at @off (the store closed). */
+	void FlipBits(uint64_t off, char mask)
+	{
+		int fd = open(dev.c_str(), O_RDWR);
+		char c = 0;
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(pread(fd, &c, 1, (off_t)off), 1);
+		c ^= mask;
+		ASSERT_EQ(pwrite(fd, &c, 1, (off_t)off), 1);
+		close(fd);
+	}
 	/* Device offset of the first 4 KiB block holding @needle. */
 	uint64_t FindOnDevice(const std::string &needle)
 	{
@@ -146,12 +157,7 @@ TEST_F(FsckTest, CorruptDataBlockIsCaughtByChecksum)
 	CloseStore();
 	uint64_t off = FindOnDevice(d.substr(8192, 4096));
 	ASSERT_NE(off, 0u);
-	int fd = open(dev.c_str(), O_RDWR);
-	char c;
-	ASSERT_EQ(pread(fd, &c, 1, (off_t)off + 100), 1);
-	c ^= 0x10;
-	ASSERT_EQ(pwrite(fd, &c, 1, (off_t)off + 100), 1);
-	close(fd);
+	FlipBits(off + 100, 0x10);
 	ASSERT_EQ(Open(), 0);
 	ssize_t r;
 	std::string got = Read("c", "obj", 0, 65536, &r);
@@ -222,12 +228,7 @@ TEST_F(FsckTest, AlignedReadsLandInTheCallersBuffer)
 	CloseStore();
 	uint64_t off = FindOnDevice(d.substr(8192, 4096));
 	ASSERT_NE(off, 0u);
-	int fd = open(dev.c_str(), O_RDWR);
-	char c;
-	ASSERT_EQ(pread(fd, &c, 1, (off_t)off + 7), 1);
-	c ^= 0x01;
-	ASSERT_EQ(pwrite(fd, &c, 1, (off_t)off + 7), 1);
-	close(fd);
+	FlipBits(off + 7, 0x01);
 	ASSERT_EQ(Open(), 0);
 	memset(buf, 0x7f, 200000);
 	EXPECT_EQ(rawstore_read(st, "c", "obj", 3, 0, buf, 65536), -EIO);

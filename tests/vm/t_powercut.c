@@ -453,6 +453,20 @@ static int matches(struct rawstore *st, const struct model *m, uint8_t *buf, cha
 
 static void note_replay(struct rawstore *st);
 
+/* @a: the model after transaction @acked of @seed's workload; @b: after the next. */
+static void models_at(struct model *a, struct model *b, uint64_t acked, uint64_t seed)
+{
+	uint64_t i;
+
+	model_init(a);
+	model_init(b);
+	rng = seed | 1;
+	for (i = 1; i <= acked; i++)
+		gen_txn(a, NULL, i);
+	model_copy(b, a);
+	gen_txn(b, NULL, acked + 1);
+}
+
 static int check(const char *dev, const char *meta, uint64_t acked, uint64_t seed)
 {
 	struct rawstore_fsck_opts fo;
@@ -461,16 +475,10 @@ static int check(const char *dev, const char *meta, uint64_t acked, uint64_t see
 	struct rawstore *st;
 	uint8_t *buf = malloc(MAXLEN);
 	char why_a[200] = "", why_b[200] = "";
-	uint64_t i, verified = 0;
+	uint64_t verified = 0;
 	int ret, ma, mb;
 
-	model_init(&a);
-	model_init(&b);
-	rng = seed | 1;
-	for (i = 1; i <= acked; i++)
-		gen_txn(&a, NULL, i);
-	model_copy(&b, &a);
-	gen_txn(&b, NULL, acked + 1);
+	models_at(&a, &b, acked, seed);
 
 	ret = rawstore_open(dev, meta, NULL, &st);
 	kt_expect_eq(ret, 0, "open after the cut (%s)", ret ? rawstore_errmsg() : "ok");
@@ -560,16 +568,10 @@ static int cont(const char *dev, const char *meta, uint64_t acked, uint64_t seed
 	struct rawstore *st;
 	uint8_t *buf = malloc(MAXLEN);
 	char why_a[200] = "", why_b[200] = "";
-	uint64_t i, r, verified = 0;
+	uint64_t r, verified = 0;
 	int ret, ma, mb;
 
-	model_init(&a);
-	model_init(&b);
-	rng = seed | 1;
-	for (i = 1; i <= acked; i++)
-		gen_txn(&a, NULL, i);
-	model_copy(&b, &a);
-	gen_txn(&b, NULL, acked + 1);
+	models_at(&a, &b, acked, seed);
 
 	rs_debug_set_sync_hook(sync_marks, (void *)lws);
 	if (mark_all(lws, "rstart"))
