@@ -401,6 +401,26 @@ load_all() { # REP
 		--threads $LOAD_THREADS || say "load blockdev failed (see guest.log)"
 }
 
+# --- recovery: the replay of a full journal ring (issue 36) ---------------
+# rawstore-bench recovery:4k: a child process fills the device journal's
+# ring with 4 KiB creates up to its next trim and dies without closing;
+# the reopen that replays every record since the trim point is timed
+# beside a clean open of the same store.  The default ring of the bwz disk
+# (1/64 of it) and the largest default ring (256 MiB, a 16 GiB device's).
+recovery_all() { # REP
+	r=$1
+	[ "$mode" = smoke ] && return 0
+	for js in default 256m; do
+		more=
+		[ "$js" = default ] || more="--journal-size $js"
+		say "recovery (rep $r): blockdev, replay of a full ring ($js journal)"
+		# shellcheck disable=SC2086
+		rsbench "\"section\": \"recovery\", \"backend\": \"blockdev\", \"variant\": \"wz\", \"disk\": \"bwz\", \"journal\": \"$js\", \"rep\": $r" \
+			recovery:4k --dev /dev/disk/bwz --meta $mnt_meta/db --mkfs $more ||
+			say "recovery blockdev $js failed (see guest.log)"
+	done
+}
+
 # --- fio: the device limit --------------------------------------------------
 case $mode in
 smoke) fio_rt=2 ;;
@@ -443,6 +463,7 @@ for r in $(seq 1 $reps); do
 	objects_files "$r"
 	aging_all "$r"
 	load_all "$r"
+	recovery_all "$r"
 	fio_all "$r"
 done
 umount $mnt_meta
