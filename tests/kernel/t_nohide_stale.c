@@ -50,10 +50,14 @@
  *          hold exactly the last data written (write-back and page-cache
  *          truncation lose no store), no unwritten extent is left, e2fsck
  *          is clean;
- *  tail    ext4: NO_HIDE_STALE(0, 1000) over deleted data (or (0, 512) in a
- *          file already 1000 bytes long), then a truncate up or a write
- *          past EOF: [1000, 4096) reads zeros (buffered, O_DIRECT, after
- *          remount) while [0, 1000) is the deleted data; e2fsck;
+ *  tail    ext4: NO_HIDE_STALE(0, 5000) over deleted data (or (0, 4600) in
+ *          a file already 5000 bytes long): block 0 is the deleted data,
+ *          block 1, which holds EOF, is one unwritten extent and reads
+ *          zeros, before and after a truncate up or a write past EOF
+ *          (buffered, O_DIRECT, after remount); e2fsck;
+ * taileio  ext4 on dm-linear: the same with every I/O to the EOF block
+ *          failing (dm-error): the call succeeds and the block stays
+ *          unwritten (it is never read or zeroed); e2fsck;
  *  subpage ext4 with 1 KiB blocks: NO_HIDE_STALE of written blocks at a start
  *          that is not page-aligned keeps the cached data (buffered read),
  *          and an mmap write into that page stores no zeros (after remount);
@@ -67,7 +71,7 @@
  *          combination with the flag is refused.
  *
  * Usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|overlay|edges|journal|variants|
- *                       concurrent|tail|subpage|idmap DEVICE MOUNTPOINT
+ *                       concurrent|tail|taileio|subpage|idmap DEVICE MOUNTPOINT
  *        t_nohide_stale other DEVICE MOUNTPOINT   (mkfs.xfs on DEVICE)
  *        t_nohide_stale blkdev DEVICE
  * DESTROYS the data on DEVICE.  Needs group rsstale (gid 1001) and user
@@ -1047,7 +1051,9 @@ static void test_fiemap(void)
 	st = fstat_or_die(c);
 	kt_check(st.st_size == (off_t)(4 * MiB + 6000), "size is the unaligned end (%lld)",
 		 (long long)st.st_size);
-	kt_expect_extents(c, 4 * MiB, 8192, false, "the two blocks the unaligned range touches");
+	kt_expect_extents(c, 4 * MiB, BS, false, "the first block the unaligned range touches");
+	kt_expect_extents(c, 4 * MiB + BS, BS, true,
+			  "the last block, which holds EOF, as a plain fallocate leaves it");
 	close(a);
 	close(b);
 	close(c);
@@ -1336,16 +1342,16 @@ static void test_stale(void)
 	umount_or_die();
 }
 
-/* ---- a new end of file inside a block: the rest of the block reads zeros ---- */
+/* ---- an end of file inside the last block: that block is never stale ---- */
 
 /*
- * The first block of name read with O_DIRECT (the page cache may not hide
+ * Block blk of name read with O_DIRECT (the page cache may not hide
  * anything): returns the number of bytes read into buf.
  */
-static ssize_t read_block0_direct(const char *name, uint8_t *buf)
+static ssize_t read_block_direct(const char *name, uint64_t blk, uint8_t *buf)
 {
 	int fd = open_direct(name);
-	ssize_t n = pread(fd, buf, BS, 0);
+	ssize_t n = pread(fd, buf, BS, (off_t)(blk * BS));
 
 	if (n < 0)
 		kt_fatal("pread %s O_DIRECT: %s", name, strerror(errno));
@@ -1361,47 +1367,63 @@ static uint64_t first_nonzero(const uint8_t *b, uint64_t from, uint64_t to)
 	return UINT64_MAX;
 }
 
+/* Bytes [4096, 8192) of name on disk read zeros (after a growth past them). */
+static void expect_block1_zero(const char *name, const char *when)
+{
+	uint8_t *b;
+	uint64_t nz;
+
+	if (posix_memalign((void **)&b, BS, BS))
+		kt_fatal("out of memory");
+	kt_expect_eq(read_block_direct(name, 1, b), BS, "%s %s: O_DIRECT read of block 1", name,
+		     when);
+	nz = first_nonzero(b, 0, BS);
+	kt_check(nz == UINT64_MAX, "%s %s: block 1, which held EOF 5000, reads zeros on disk "
+		 "(first non-zero byte at %lld)", name, when,
+		 nz == UINT64_MAX ? -1ll : (long long)(BS + nz));
+	free(b);
+}
+
 /*
- * NO_HIDE_STALE(0, 1000) into name (or, for "oldeof", NO_HIDE_STALE(0, 512)
- * into a file already 1000 bytes long with no blocks), then grow it by how;
- * [1000, 4096) reads zeros.
+ * NO_HIDE_STALE(0, 5000) into name (or, for "oldeof", NO_HIDE_STALE(0, 4600)
+ * into a file already 5000 bytes long with no blocks), then grow it by how.
+ * Block 0 is stale (the deleted file's data, so the checks mean something);
+ * block 1 holds EOF, so it is allocated as a plain fallocate would (one
+ * unwritten extent), and it reads zeros before and after the growth.
  */
 static void tail_case(const char *name, const char *how)
 {
 	bool oldeof = !strcmp(how, "oldeof");
 	uint8_t *b;
-	uint64_t nz;
 	int fd = create_file(name, 0);
 
 	if (posix_memalign((void **)&b, BS, BS))
 		kt_fatal("out of memory");
-	if (oldeof && ftruncate(fd, 1000))
+	if (oldeof && ftruncate(fd, 5000))
 		kt_fatal("ftruncate %s: %s", name, strerror(errno));
 	close(fd);
-	kt_expect_eq(fallocate_as(&member, path_in(name), NHS, 0, oldeof ? 512 : 1000), 0,
-		     "%s: NO_HIDE_STALE [0, %d) as the owner", name, oldeof ? 512 : 1000);
-	kt_expect_eq(read_block0_direct(name, b), 1000, "%s: O_DIRECT read stops at EOF 1000",
-		     name);
-	kt_check(first_nonzero(b, 0, 1000) != UINT64_MAX,
-		 "%s: [0, 1000) holds the deleted file's data (the block is stale, so the "
-		 "check below means something)", name);
+	kt_expect_eq(fallocate_as(&member, path_in(name), NHS, 0, oldeof ? 4600 : 5000), 0,
+		     "%s: NO_HIDE_STALE [0, %d) as the owner", name, oldeof ? 4600 : 5000);
+	kt_expect_eq(read_block_direct(name, 0, b), BS, "%s: O_DIRECT read of block 0", name);
+	kt_check(first_nonzero(b, 0, BS) != UINT64_MAX,
+		 "%s: block 0 holds the deleted file's data (stale, as asked)", name);
 	fd = open(path_in(name), O_RDWR);
 	if (fd < 0)
 		kt_fatal("open %s: %s", name, strerror(errno));
+	kt_expect_extents(fd, 0, BS, false, "block 0 written");
+	kt_expect_extents(fd, BS, BS, true, "block 1 (EOF 5000) unwritten");
+	kt_expect_range(fd, BS, 5000 - BS, 0, "below EOF in block 1");
 	if (strcmp(how, "write")) {
-		if (ftruncate(fd, 8192))
+		if (ftruncate(fd, 12288))
 			kt_fatal("ftruncate %s: %s", name, strerror(errno));
 	} else {
-		if (pwrite(fd, "x", 1, 6000) != 1)
+		if (pwrite(fd, "x", 1, 10000) != 1)
 			kt_fatal("pwrite %s: %s", name, strerror(errno));
 	}
-	kt_expect_range(fd, 1000, 3096, 0, how);
+	kt_expect_range(fd, 5000, 8192 - 5000, 0, how);
 	fsync(fd);
 	close(fd);
-	kt_expect_eq(read_block0_direct(name, b), BS, "%s: O_DIRECT read of the whole block", name);
-	nz = first_nonzero(b, 1000, BS);
-	kt_check(nz == UINT64_MAX, "%s after %s: [1000, 4096) reads zeros on disk (first "
-		 "non-zero byte at %lld)", name, how, nz == UINT64_MAX ? -1ll : (long long)nz);
+	expect_block1_zero(name, how);
 	free(b);
 }
 
@@ -1441,8 +1463,6 @@ static void fill_free_space_with_victim(void)
 
 static void test_tail(void)
 {
-	uint8_t *b;
-
 	/* Stale data everywhere: a deleted file fills the file system. */
 	{
 		int bfd = open(dev, O_RDWR);
@@ -1463,20 +1483,111 @@ static void test_tail(void)
 	/* And on disk, with nothing cached. */
 	umount_or_die();
 	mount_gated("");
-	if (posix_memalign((void **)&b, BS, BS))
-		kt_fatal("out of memory");
-	for (int i = 0; i < 3; i++) {
-		const char *name = i == 0 ? "t" : i == 1 ? "w" : "o";
-		uint64_t nz;
-
-		kt_expect_eq(read_block0_direct(name, b), BS, "%s after remount: O_DIRECT read", name);
-		nz = first_nonzero(b, 1000, BS);
-		kt_check(nz == UINT64_MAX, "%s after remount: [1000, 4096) reads zeros (first "
-			 "non-zero byte at %lld)", name, nz == UINT64_MAX ? -1ll : (long long)nz);
-	}
-	free(b);
+	for (int i = 0; i < 3; i++)
+		expect_block1_zero(i == 0 ? "t" : i == 1 ? "w" : "o", "after remount");
 	umount_or_die();
 	fsck_clean("stale tail");
+}
+
+/* The device offset of the block at byte off of fd (FIEMAP); fatal if unmapped. */
+static uint64_t physical_of(int fd, uint64_t off)
+{
+	union {
+		struct fiemap fm;
+		char buf[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+	} f;
+
+	memset(&f, 0, sizeof(f));
+	f.fm.fm_start = off;
+	f.fm.fm_length = BS;
+	f.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	f.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &f.fm) || f.fm.fm_mapped_extents != 1)
+		kt_fatal("FIEMAP at %llu: %s", (unsigned long long)off,
+			 f.fm.fm_mapped_extents ? strerror(errno) : "not mapped");
+	return f.fm.fm_extents[0].fe_physical + (off - f.fm.fm_extents[0].fe_logical);
+}
+
+/* Load a table into the dm device name (suspend, load, resume). */
+static void dm_table(const char *name, const char *table)
+{
+	if (kt_sh("dmsetup suspend %s && printf '%%s\\n' '%s' | dmsetup load %s && "
+		  "dmsetup resume %s", name, table, name, name))
+		kt_fatal("dmsetup: loading '%s' into %s failed", table, name);
+}
+
+/*
+ * taileio: the block that holds EOF is never read or written, so an I/O
+ * error there cannot leave a stale tail behind a failed call.  ext4 on a
+ * dm-linear device over DEVICE; a file of 5000 bytes whose block 1 is an
+ * unwritten extent (a plain fallocate); then every I/O to that block fails
+ * (its sectors mapped to dm-error) and NO_HIDE_STALE(0, 5000) must still
+ * succeed: block 0 written, block 1 still unwritten and reading zeros (no
+ * I/O).  With the device whole again, after a remount and a truncate up,
+ * block 1 reads zeros on disk; e2fsck is clean.
+ */
+static void test_taileio(void)
+{
+	const char *dm = "nhs-eio", *dmdev = "/dev/mapper/nhs-eio", *real = dev;
+	uint64_t sectors = 64 * MiB / 512, p;
+	char table[512];
+	int fd;
+
+	snprintf(table, sizeof(table), "0 %llu linear %s 0", (unsigned long long)sectors, real);
+	if (kt_sh("dmsetup create %s --table '%s'", dm, table))
+		kt_fatal("dmsetup create %s failed", dm);
+	dev = dmdev;
+	mkfs_ext4("64M", "");
+	mount_gated("");
+	if (chmod(mnt, 0777))
+		kt_fatal("chmod %s: %s", mnt, strerror(errno));
+	fd = create_file("e", 0);
+	kt_expect_eq(kt_fallocate(fd, 0, BS, BS), 0, "plain fallocate of block 1");
+	if (ftruncate(fd, 5000) || fsync(fd))
+		kt_fatal("ftruncate/fsync e: %s", strerror(errno));
+	kt_expect_extents(fd, BS, BS, true, "block 1 unwritten before");
+	p = physical_of(fd, BS);
+	kt_note("block 1 of e is at device byte %llu", (unsigned long long)p);
+	/* every I/O to that block fails from now on */
+	snprintf(table, sizeof(table), "0 %llu linear %s 0\n%llu 8 error\n%llu %llu linear %s %llu",
+		 (unsigned long long)(p / 512), real, (unsigned long long)(p / 512),
+		 (unsigned long long)(p / 512 + 8), (unsigned long long)(sectors - p / 512 - 8), real,
+		 (unsigned long long)(p / 512 + 8));
+	dm_table(dm, table);
+	{
+		uint8_t *x;
+		int dfd = open(dmdev, O_RDONLY | O_DIRECT);
+		ssize_t n;
+
+		if (dfd < 0 || posix_memalign((void **)&x, BS, BS))
+			kt_fatal("open %s O_DIRECT: %s", dmdev, strerror(errno));
+		n = pread(dfd, x, BS, (off_t)p);
+		kt_check(n < 0 && errno == EIO, "a direct read of that block now fails with EIO "
+			 "(%zd, %s)", n, n < 0 ? strerror(errno) : "no error");
+		close(dfd);
+		free(x);
+	}
+	kt_expect_eq(fallocate_as(&member, path_in("e"), NHS, 0, 5000), 0,
+		     "NO_HIDE_STALE [0, 5000) with the EOF block unreadable");
+	kt_expect_extents(fd, 0, BS, false, "block 0 written");
+	kt_expect_extents(fd, BS, BS, true, "block 1 (EOF 5000) still unwritten");
+	kt_expect_range(fd, BS, 5000 - BS, 0, "below EOF in block 1");
+	close(fd);
+	snprintf(table, sizeof(table), "0 %llu linear %s 0", (unsigned long long)sectors, real);
+	dm_table(dm, table);
+	umount_or_die();
+	mount_gated("");
+	fd = open(path_in("e"), O_RDWR);
+	if (fd < 0 || ftruncate(fd, 12288))
+		kt_fatal("open/ftruncate e: %s", strerror(errno));
+	kt_expect_range(fd, 5000, 8192 - 5000, 0, "after remount and truncate up");
+	close(fd);
+	expect_block1_zero("e", "after remount");
+	umount_or_die();
+	fsck_clean("taileio");
+	dev = real;
+	if (kt_sh("dmsetup remove %s", dm))
+		kt_fatal("dmsetup remove %s failed", dm);
 }
 
 /* ---- idmapped mounts: the owner is the one seen through the mount ---- */
@@ -2150,7 +2261,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3)
 		kt_fatal("usage: t_nohide_stale gate|fiemap|stale|jbd2|quota|other|overlay|edges|"
-			 "journal|variants|concurrent|tail|subpage|idmap DEVICE MOUNTPOINT | "
+			 "journal|variants|concurrent|tail|taileio|subpage|idmap DEVICE MOUNTPOINT | "
 			 "blkdev DEVICE [--expect=discard|eopnotsupp]");
 	what = argv[1];
 	dev = argv[2];
@@ -2200,6 +2311,8 @@ int main(int argc, char **argv)
 		test_concurrent();
 	else if (!strcmp(what, "tail"))
 		test_tail();
+	else if (!strcmp(what, "taileio"))
+		test_taileio();
 	else if (!strcmp(what, "subpage"))
 		test_subpage();
 	else if (!strcmp(what, "idmap"))

@@ -12,7 +12,8 @@
  * The model keeps each byte's value or "unknown" and each block's state
  * (hole, unwritten, written).  Only NO_HIDE_STALE makes bytes unknown:
  * the hole and unwritten blocks it covers become written with whatever
- * the disk held, except past the new end of file.  Everything else is
+ * the disk held, except the range's last block when it holds the end of
+ * file (allocated as by mode 0: it reads zeros).  Everything else is
  * exact: written data, zeros from holes, unwritten extents, punches,
  * zeroing, and the zeros a file shows when it grows over its old tail.
  *
@@ -222,6 +223,16 @@ static void op_falloc(int mode, uint64_t off, uint64_t len)
 		for (uint64_t b = off / bs; b <= (end - 1) / bs; b++) {
 			uint64_t s = b * bs, e = s + bs < size ? s + bs : size;
 
+			/*
+			 * The range's last block, when it holds the end of
+			 * file, is allocated as by mode 0: it never shows
+			 * stale bytes (they would lie past EOF).
+			 */
+			if (b == (end - 1) / bs && (size % bs) && size / bs == b) {
+				if (state[b] == HOLE)
+					state[b] = UNWRITTEN;
+				continue;
+			}
 			if (state[b] != WRITTEN && e > s)
 				memset(known + s, 0, e - s);
 			state[b] = WRITTEN;
