@@ -351,6 +351,19 @@ if pv_slice prov-fs 0 256 && mkfs.ext4 -q -F -b 4096 /dev/mapper/prov-fs &&
 	else
 		kt_result provision/loop-immutable-backing FAIL "losetup failed"
 	fi
+	# An active swap file as the backing file: provision fails as
+	# fallocate() of the file does (ETXTBSY; the request fails as an I/O
+	# error, which the kernel logs), and succeeds after swapoff.
+	f=/mnt/prov-fs/swap.img
+	if dd if=/dev/zero of="$f" bs=1M count=16 2> /dev/null && chmod 600 "$f" &&
+		l=$($pv_losetup -f --show "$f"); then
+		kt_allow_dmesg 'I/O error|blk_update_request| error, dev '
+		kt_run provision/loop-swapfile-backing t_provision swapfile "$l" "$f"
+		swapoff "$f" 2> /dev/null
+		$pv_losetup -d "$l"
+	else
+		kt_result provision/loop-swapfile-backing FAIL "dd or losetup failed"
+	fi
 	# md raid0 over two loop devices: md leaves the limit at 0.
 	f1=/mnt/prov-fs/md1.img f2=/mnt/prov-fs/md2.img
 	truncate -s 32M "$f1" "$f2"

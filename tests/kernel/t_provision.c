@@ -55,6 +55,13 @@
  *    DEV is a loop device over FILE; FILE is then made immutable
  *    (FS_IMMUTABLE_FL): a provision of DEV fails and allocates nothing in
  *    FILE, as fallocate() of FILE itself does (EPERM).
+ *  t_provision swapfile DEV FILE
+ *    DEV is a loop device over FILE, a fully allocated file made a swap
+ *    area (mkswap) and activated (swapon): fallocate() of FILE itself is
+ *    ETXTBSY, and a provision of DEV must fail too, even over blocks that
+ *    are already allocated (without the check, ext4 would answer 0 and
+ *    could allocate under the swap code, which mapped the file's blocks
+ *    once).  After swapoff the same provision succeeds.
  *
  * DESTROYS the data on DEV.
  */
@@ -591,6 +598,29 @@ static int cmd_immutable(const char *file)
 	return kt_done();
 }
 
+static int cmd_swapfile(const char *file)
+{
+	int ffd, rc;
+
+	if (kt_queue_attr(dev, "provision_max_bytes") <= 0)
+		kt_fatal("%s: no provision on a loop over a file", dev);
+	if (kt_sh("mkswap %s > /dev/null 2>&1 && swapon %s", file, file))
+		kt_fatal("mkswap/swapon %s failed (is CONFIG_SWAP in kernel/config?)", file);
+	ffd = open(file, O_RDWR);
+	if (ffd < 0)
+		kt_fatal("open %s: %s", file, strerror(errno));
+	kt_expect_eq(kt_fallocate(ffd, FALLOC_FL_KEEP_SIZE, 0, MiB), -ETXTBSY,
+		     "fallocate() of the active swap file itself");
+	close(ffd);
+	rc = kt_fallocate(dfd, 0, 0, MiB);
+	kt_check(rc != 0, "provision of a loop over an active swap file fails (%s)",
+		 kt_errname(rc));
+	if (kt_sh("swapoff %s", file))
+		kt_fatal("swapoff %s failed", file);
+	kt_expect_eq(kt_fallocate(dfd, 0, 0, MiB), 0, "the same provision after swapoff");
+	return kt_done();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -608,6 +638,8 @@ int main(int argc, char **argv)
 		return cmd_frozen(argv[3], argv[4]);
 	if (!strcmp(argv[1], "immutable") && argc == 4)
 		return cmd_immutable(argv[3]);
+	if (!strcmp(argv[1], "swapfile") && argc == 4)
+		return cmd_swapfile(argv[3]);
 	if (!strcmp(argv[1], "misaligned") && argc == 4)
 		return cmd_misaligned(argv[3]);
 	if (!strcmp(argv[1], "errno") && argc == 4)
