@@ -657,6 +657,9 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		    ios[i].off + ios[i].len > d->g.size)
 			return -EINVAL;
 		count_io(d, &ios[i]);
+		/* issued whole: one piece (the queue's writes are cut, below) */
+		if (d->st && ios[i].write && !ios[i].journal)
+			PERF_ADD(d->st, dev_write_pieces, 1);
 	}
 	rg = ring_get(d);
 	if (rg->broken) {
@@ -910,6 +913,8 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 		if (!done)
 			count_io(d, &ios[i]);
 		piece = wq_piece(d, ios[i].buf, ios[i].len - done);
+		if (d->st && !ios[i].journal)
+			PERF_ADD(d->st, dev_write_pieces, 1);
 		q->slots[slot].io.buf = (uint8_t *)ios[i].buf + done;
 		q->slots[slot].io.off = ios[i].off + done;
 		q->slots[slot].io.len = piece;

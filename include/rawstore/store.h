@@ -327,6 +327,11 @@ struct rawstore_perf {
 					 * not reused (cold: faulted in on first touch) */
 	uint64_t read_direct_bytes;	/* read from the device straight into the
 					 * caller's buffer (no bounce, no copy) */
+	uint64_t dev_write_pieces;	/* device requests the data writes went as:
+					 * a write larger than the queue takes in one
+					 * request (max_sectors_kb, max_segments) is
+					 * issued in pieces, never split by the block
+					 * layer (which would hand it to io-wq) */
 };
 
 /* Snapshot the counters.  Set p->struct_size = sizeof(*p) first. */
