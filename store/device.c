@@ -637,6 +637,8 @@ static void count_io(struct rs_dev *d, const struct rs_io *io)
 	if (p && io->write) {
 		__atomic_add_fetch(&p->dev_write_ops, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&p->dev_write_bytes, io->len, __ATOMIC_RELAXED);
+		/* its first (or only) piece; dev_wq_write counts the rest */
+		__atomic_add_fetch(&p->dev_write_pieces, 1, __ATOMIC_RELAXED);
 	} else if (p) {
 		__atomic_add_fetch(&p->dev_read_ops, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&p->dev_read_bytes, io->len, __ATOMIC_RELAXED);
@@ -657,9 +659,6 @@ int dev_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
 		    ios[i].off + ios[i].len > d->g.size)
 			return -EINVAL;
 		count_io(d, &ios[i]);
-		/* issued whole: one piece (the queue's writes are cut, below) */
-		if (d->st && ios[i].write && !ios[i].journal)
-			PERF_ADD(d->st, dev_write_pieces, 1);
 	}
 	rg = ring_get(d);
 	if (rg->broken) {
@@ -912,9 +911,9 @@ int dev_wq_write(struct rs_dev *d, const struct rs_io *ios, unsigned int n, void
 						   .busy = true };
 		if (!done)
 			count_io(d, &ios[i]);
-		piece = wq_piece(d, ios[i].buf, ios[i].len - done);
-		if (d->st && !ios[i].journal)
+		else if (d->st && !ios[i].journal)
 			PERF_ADD(d->st, dev_write_pieces, 1);
+		piece = wq_piece(d, ios[i].buf, ios[i].len - done);
 		q->slots[slot].io.buf = (uint8_t *)ios[i].buf + done;
 		q->slots[slot].io.off = ios[i].off + done;
 		q->slots[slot].io.len = piece;
