@@ -512,12 +512,7 @@ def recovery_section(recs, P, missing):
 
 def stat_of(c, field):
     vals = [r.get(field) for r in c.reps if r.get(field) is not None]
-    if not vals:
-        return None
-    m = med(vals)
-    # fmt_stat takes the spread as a fraction ((max - min) / median)
-    return {"n": len(vals), "median": m, "spread": (max(vals) - min(vals)) / m if m else 0,
-            "min": min(vals), "max": max(vals)}
+    return peerlib.stats(vals) if vals else None
 
 
 # --- metadata journal: device against rocksdb (issue 23) ---------------------------
@@ -829,7 +824,8 @@ def peer_section(peer, P, missing):
       "others in objects/s." % (os.uname().release, secs, reps))
     P("")
     P("Where each store keeps what (every device is a `--direct-io=on` loop device over "
-      "a sparse file on the same host file system):")
+      "a sparse file on the same host file system: BlueStore and rawstore both write "
+      "into holes, so both pay the host file system's first-touch allocation):")
     P("")
     P("| store | object data | metadata (RocksDB) | what the store saw |")
     P("|---|---|---|---|")
@@ -898,9 +894,11 @@ def peer_section(peer, P, missing):
              for p in peer if p.get("kind") == "peer"}
     if other:
         P("Against fio on the host (single runs; rawstore on one loop device with its "
-          "RocksDB on ext4 on a twin, fio on a third): 1 MiB creates, each a durable "
+          "RocksDB on ext4 on a twin, fio on a third; each loop over a file written in "
+          "full beforehand, with discard off, so neither side pays first-touch "
+          "allocation): 1 MiB creates, each a durable "
           "transaction from the caller's buffer, against fio's sequential writes of as "
-          "many bytes into freshly discarded space (`1m-fdatasync`: fio with a flush after "
+          "many bytes (`1m-fdatasync`: fio with a flush after "
           "every write, for reference); 4 KiB random reads from 16 threads over 64 objects "
           "of 4 MiB against fio's random reads over the same 256 MiB.")
         P("")
