@@ -816,6 +816,7 @@ struct group_run {
 					 * flushed; the record carries its checks */
 	uint64_t entries;		/* free-list changes its commit may add
 					 * (space_txn_entries of those applied) */
+	struct space_batch batch;	/* the space layer's records: into st->wb */
 };
 
 /* Apply transaction @i of the group into st->wb behind a save point; a
@@ -898,7 +899,7 @@ static void group_apply(struct rawstore *st, struct group_run *r)
 
 	rocksdb_writebatch_wi_clear(st->wb);
 	dev_wq_reset(st->dev);
-	space_stage_begin(st);
+	space_stage_begin(st, &r->batch, st->wb);
 	txn_forget(st);
 	for (i = 0;; i++) {
 		/* Those that arrived while the group's writes were being queued
@@ -1152,6 +1153,9 @@ static int group_write_batch(struct rawstore *st, struct group_run *r)
 
 	rs_crash_check(st, RS_CRASH_BEFORE_COMMIT);
 	pthread_rwlock_wrlock(&st->rwlock);
+	/* what record_fits() counted on for the space layer's records */
+	space_stage_size(st, rs_fail_check(RS_FAIL_BATCH_SIZE) ? 0 :
+			 r->entries + space_group_entries(st));
 	ret = commit_locked(st, &r->g, &pg->hold, r->unflushed ? &r->g.jdata : NULL);
 	/* Readers are out: the cache forgets the records the group
 	 * changed (all of them if the commit failed, too). */

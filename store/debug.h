@@ -76,7 +76,11 @@ enum rs_fail {
 	RS_FAIL_CLAIM_COMMIT = 7,	/* the claim's synced metadata commit: -EIO */
 	RS_FAIL_WQ_REAP = 8,		/* reaping the write queue's completions:
 					 * -EBADR, none reaped (the queue breaks) */
-	RS_FAIL_MAX = 9,
+	RS_FAIL_BATCH_OPEN = 9,		/* a zero/punch round records its results
+					 * with no space batch open (a bug) */
+	RS_FAIL_BATCH_SIZE = 10,	/* a group's space batch is sized one entry
+					 * short (a bug in the sizing) */
+	RS_FAIL_MAX = 11,
 };
 
 void rs_debug_set_fail_point(int point, int countdown);
@@ -163,6 +167,11 @@ void rs_debug_sync_point(int done);
 /* Bytes freed by batches written but not yet durable (held back from
  * allocation); read after the transactions of interest completed. */
 uint64_t rs_debug_space_held(struct rawstore *st);
+
+/* Space-layer records written with no batch open (each stopped the store)
+ * and batches closed past the entries they were sized for: both are bugs,
+ * counted since open. */
+void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns);
 
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names

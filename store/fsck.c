@@ -753,6 +753,7 @@ static int check_counts(struct fsck *fk)
 static int fsck_job(struct rawstore *st, void *arg)
 {
 	struct fsck *fk = arg;
+	struct space_batch b;
 	size_t i;
 	int ret;
 
@@ -762,6 +763,8 @@ static int fsck_job(struct rawstore *st, void *arg)
 	if (ret)
 		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
+	/* repairs that free leaked space record it in st->wb */
+	space_batch_open(st, &b, st->wb, UINT64_MAX);
 	/* the superblock is META's copy: check the data first (check_supers) */
 	if (st->sb_from_meta)
 		fk->o.deep = 1;
@@ -800,6 +803,7 @@ static int fsck_job(struct rawstore *st, void *arg)
 		ret = check_counts(fk);
 	if (!ret && st->sb_from_meta)
 		ret = check_supers(fk);
+	space_batch_close(st, &b);
 	if (!ret && rocksdb_writebatch_wi_count(st->wb)) {
 		rs_crash_check(st, RS_CRASH_FSCK_REPAIR);	/* test hook (debug.h) */
 		ret = rs_commit_wb(st);

@@ -75,16 +75,17 @@ static int load_fixup(struct rawstore *st, struct extset *w)
 {
 	struct rs_space *sp = st->space;
 	rocksdb_writebatch_wi_t *wb = rocksdb_writebatch_wi_create(0, 1);
+	struct space_batch b;
 	struct rs_iter *it;
 	struct pext p;
 	uint64_t pos;
 	char d = 'D';
 	int ret = 0;
 
-	st->wb = wb;
+	space_batch_open(st, &b, wb, UINT64_MAX);
 	space_attach(st);
 	for (pos = 0; !ret && extset_next(w, pos, &p); pos = p.off + p.len) {
-		sp_obs_del(wb, 'W', p.off);
+		sp_rec_del(st, 'W', p.off);
 		if (extset_overlap(&st->freeset, p.off, p.len))
 			ret = rs_err(st, -EUCLEAN, "in-flight range [%llu, +%llu) is also free",
 				     (unsigned long long)p.off, (unsigned long long)p.len);
@@ -118,7 +119,7 @@ static int load_fixup(struct rawstore *st, struct extset *w)
 		meta_iter_free(it);
 	}
 	space_detach(st);
-	st->wb = NULL;
+	space_batch_close(st, &b);
 	/* Read-only: the fixes hold in memory, nothing is written. */
 	if (!ret && rocksdb_writebatch_wi_count(wb) && !st->opts.read_only)
 		ret = meta_commit(st->meta, wb);
@@ -291,23 +292,24 @@ static int take(struct rawstore *st, struct extset *from, bool contig, uint64_t 
  * Make @len bytes (at least) of zeroed space writable: delete their "Z"
  * records in a synced batch of their own, so that a crash after data went
  * there cannot leave them recorded as zeroed.  On the commit thread, while
- * a group is applied (st->wb holds no "Z" record then).
+ * a group is applied (the group's batch holds no "Z" record then).
  */
 int sp_claim(struct rawstore *st, uint64_t len)
 {
 	struct rs_space *sp = st->space;
 	uint64_t want = min_u64(max_u64(len, sp->ready_target), sp->zeroed.total);
 	rocksdb_writebatch_wi_t *wb;
+	struct space_batch b;
 	struct pext *v;
 	int n, i, ret;
 
 	if (sp->zeroed.total < len || !want)
 		return -ENOSPC;
 	wb = rocksdb_writebatch_wi_create(0, 1);
-	sp->zwb = wb;
+	space_batch_open(st, &b, wb, UINT64_MAX);
 	n = rs_fail_check(RS_FAIL_CLAIM_TAKE) ? -ENOMEM :
 	    extset_alloc(&sp->zeroed, want, 0, 0, &v);
-	sp->zwb = NULL;
+	space_batch_close(st, &b);
 	if (n < 0) {
 		rocksdb_writebatch_wi_destroy(wb);
 		return rs_err(st, n, "claiming %llu bytes of zeroed space failed: %s",
@@ -370,15 +372,17 @@ static int provision(struct rawstore *st, const struct pext *v, int n)
 /* Put pieces that were never written back where they came from. */
 static void give_back(struct rawstore *st, const struct pext *v, int n, bool zeroed)
 {
-	const struct extset_observer *obs = st->freeset.obs;
+	struct space_batch none;
 	int i;
 
-	st->freeset.obs = NULL;	/* their "F" deletions are still in st->wb */
+	/* Their "F" deletions are staged (or in the batch): put back in
+	 * memory only, recording nothing. */
+	space_batch_open(st, &none, NULL, 0);
 	for (i = 0; i < n; i++) {
 		extset_insert(&st->freeset, v[i].off, v[i].len);
 		extset_insert(zeroed ? &st->space->ready : &st->space->dirty, v[i].off, v[i].len);
 	}
-	st->freeset.obs = obs;
+	space_batch_close(st, &none);
 	/* The records: re-put what the allocation deleted. */
 	for (i = 0; i < n; i++) {
 		extset_remove(&st->freeset, v[i].off, v[i].len);
@@ -486,21 +490,23 @@ unsigned int space_plan_writes(struct rawstore *st, const struct pext *pieces, i
 
 void space_unalloc(struct rawstore *st, const struct pext *v, size_t n)
 {
-	const struct extset_observer *obs = st->freeset.obs;
+	struct space_batch none;
 	size_t i;
 
 	/* Written, maybe: dirty.  Its allocation's "F" changes are staged
 	 * (space_stage_begin): so is their undoing.  Else they are still in
-	 * st->wb, to be rolled back or cleared: put back without a record. */
+	 * the open batch, to be rolled back or cleared: put back without a
+	 * record. */
 	if (!st->space->stage.on)
-		st->freeset.obs = NULL;
+		space_batch_open(st, &none, NULL, 0);
 	for (i = 0; i < n; i++) {
 		if (!v[i].len)
 			continue;
 		extset_insert(&st->freeset, v[i].off, v[i].len);
 		extset_insert(&st->space->dirty, v[i].off, v[i].len);
 	}
-	st->freeset.obs = obs;
+	if (!st->space->stage.on)
+		space_batch_close(st, &none);
 }
 
 int space_commit(struct rawstore *st, const struct pext_vec *allocs,
@@ -627,6 +633,12 @@ uint64_t rs_debug_space_held(struct rawstore *st)
 	return st->space->held;
 }
 
+void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns)
+{
+	*unbatched = st->space->unbatched;
+	*overruns = st->space->overruns;
+}
+
 /* ---- mkfs ---- */
 
 static int chunked(int (*verb)(struct rs_dev *, uint64_t, uint64_t), struct rs_dev *d,
@@ -702,14 +714,18 @@ int space_mkfs(struct rs_dev *d, const struct rawstore_mkfs_opts *o, uint64_t st
 	return 0;
 }
 
-int space_grow(struct rawstore *st, uint64_t off, uint64_t len)
+int space_grow(struct rawstore *st, rocksdb_writebatch_wi_t *wb, uint64_t off, uint64_t len)
 {
-	int ret = extset_insert(&st->freeset, off, len);
+	struct space_batch b;
+	int ret;
 
+	space_batch_open(st, &b, wb, UINT64_MAX);
+	ret = extset_insert(&st->freeset, off, len);
 	if (!ret)
 		ret = extset_insert(&st->unpunched, off, len);
 	if (!ret)
 		ret = extset_insert(&st->space->dirty, off, len);
+	space_batch_close(st, &b);
 	if (ret)
 		return rs_err(st, -EUCLEAN, "grow: [%llu, +%llu) is already free space",
 			      (unsigned long long)off, (unsigned long long)len);

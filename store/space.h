@@ -15,8 +15,8 @@
  * plus ranges taken out of the free list while they are being zeroed or
  * punched ("W"; put back as dirty at open after a crash).  Freed ranges
  * awaiting a punch are also in the unpunched set ("P").  Every change of a
- * recorded set goes into the store's write batch through observers, so it
- * commits with the transactions that caused it.  After a crash everything
+ * recorded set goes, through observers, into the batch its caller opened
+ * (struct space_batch, below), so it commits with whatever caused it.  After a crash everything
  * not recorded as "Z" is dirty: unsure means dirty.
  *
  * Offsets and lengths in bytes, unit aligned.
@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <rocksdb/c.h>
 
 #include "alloc.h"
 #include "device.h"
@@ -47,13 +49,40 @@ int space_mkfs(struct rs_dev *d, const struct rawstore_mkfs_opts *o, uint64_t st
 
 /* Load the recorded sets (or rebuild the free list, with opts.rebuild_freelist). */
 int space_load(struct rawstore *st);
-/* From now on every change of the recorded sets goes into st->wb. */
+/* From now on every change of the recorded sets is recorded (into the
+ * open struct space_batch). */
 void space_attach(struct rawstore *st);
 void space_detach(struct rawstore *st);
+
+/*
+ * The batch the space layer's records go into.  Whoever changes a recorded
+ * set (free "F", unpunched "P", zeroed "Z", in flight "W", provisioned
+ * "V") first opens the batch those records join, and closes it before the
+ * batch is committed; batches nest (the innermost takes the records).  A
+ * change with no batch open is a bug: the store stops (-EUCLEAN) rather
+ * than drop a record.  @wb NULL opens a batch that records nothing, on
+ * purpose: ranges put back in memory whose records are still in the batch
+ * that is about to be rolled back.
+ *
+ * @bound is what the batch was sized for: the entries the caller counted
+ * on (space_txn_entries, space_group_entries) before it let the batch
+ * grow, UINT64_MAX where nothing was sized (a job's batch, committed on its
+ * own).  space_batch_close() says -EOVERFLOW if the space layer wrote more
+ * (a writer the sizing missed), and counts it (rs_debug_space_batches).
+ */
+struct space_batch {
+	rocksdb_writebatch_wi_t *wb;
+	uint64_t bound;
+	uint64_t entries;		/* puts and deletes written into @wb */
+	struct space_batch *prev;
+};
+void space_batch_open(struct rawstore *st, struct space_batch *b, rocksdb_writebatch_wi_t *wb,
+		      uint64_t bound);
+int space_batch_close(struct rawstore *st, struct space_batch *b);
 /*
  * The commit thread as the space layer sees it.  Space bookkeeping that
- * changes the recorded sets must run on the commit thread (the set
- * observers write into st->wb), so the background worker, reclaim and
+ * changes the recorded sets must run on the commit thread (their batches
+ * are st->wb, between groups), so the background worker, reclaim and
  * prepare run their steps as jobs there.  The store hands these in at
  * space_start(): space.c does not depend on commit.c, which calls down
  * into space.c at every commit.
@@ -61,7 +90,7 @@ void space_detach(struct rawstore *st);
 struct rs_job_runner {
 	/* Run @fn on the commit thread and wait for its result. */
 	int (*run)(struct rawstore *st, int (*fn)(struct rawstore *st, void *arg), void *arg);
-	/* From a job: commit st->wb synchronously. */
+	/* From a job: commit st->wb synchronously (no space batch open on it). */
 	int (*commit_wb)(struct rawstore *st);
 	/* True on the commit thread (blocking there would deadlock). */
 	bool (*on_thread)(struct rawstore *st);
@@ -138,15 +167,21 @@ uint64_t space_txn_entries(struct rawstore *st, const struct pext *allocs, size_
 			   size_t nfrees);
 uint64_t space_group_entries(struct rawstore *st);
 /*
- * Commit thread, around a group: from space_stage_begin() on, the free
- * and unpunched records that allocations and frees change are staged, and
- * space_stage_end() puts the last change of each into st->wb (@write; the
- * same records as one change at a time) or forgets them (the batch is
- * not committed; the lists in memory are as before the group then).
+ * Commit thread, around a group: space_stage_begin() opens @b on the
+ * group's batch @wb (sized later, space_stage_size()); from then on the
+ * free and unpunched records that allocations and frees change are
+ * staged, and space_stage_end() puts the last change of each into @wb
+ * (@write; the same records as one change at a time) or forgets them (the
+ * batch is not committed; the lists in memory are as before the group
+ * then), and closes @b.
  */
-void space_stage_begin(struct rawstore *st);
+void space_stage_begin(struct rawstore *st, struct space_batch *b, rocksdb_writebatch_wi_t *wb);
+/* The entries the group's batch was sized for (record_fits, before each
+ * transaction joined): space_stage_end() checks the space layer kept to it. */
+void space_stage_size(struct rawstore *st, uint64_t bound);
 /* -ENOMEM (with @write) if a change could not be staged: the batch must
- * not be committed then. */
+ * not be committed then.  A second call (the group failed after its
+ * commit) does nothing. */
 int space_stage_end(struct rawstore *st, bool write);
 /* Commit thread, once the batch of @h is durable: its frees become
  * allocatable (dirty), its readied space writable; empties @h. */
@@ -158,8 +193,8 @@ void space_hold_free(struct rawstore *st, struct space_hold *h);
  * policy punches the freed ranges now; the worker is kicked. */
 void space_after_commit(struct rawstore *st);
 /* Commit thread (a job): [@off, +@len) past the data area joins the free
- * list, dirty and unpunched; its "F" and "P" records go into st->wb. */
-int space_grow(struct rawstore *st, uint64_t off, uint64_t len);
+ * list, dirty and unpunched; its "F" and "P" records go into @wb. */
+int space_grow(struct rawstore *st, rocksdb_writebatch_wi_t *wb, uint64_t off, uint64_t len);
 /* Does space_after_commit() commit through st->wb (the inline punch
  * policy)?  Then it runs only between groups. */
 bool space_punches_inline(const struct rawstore *st);

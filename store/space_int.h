@@ -53,6 +53,7 @@ struct stage_ent {
 };
 
 struct stage {
+	struct space_batch *batch;	/* the group's: where the changes go */
 	struct stage_ent *v;
 	uint32_t n, cap;
 	bool on;
@@ -66,7 +67,9 @@ struct rs_space {
 	bool prov_dirty;		/* provisioned changed since its records (prov_sync) */
 	uint64_t prov_recs;		/* "V" records stored (prov_sync deletes them) */
 	uint64_t held;			/* bytes freed by batches not yet durable */
-	rocksdb_writebatch_wi_t *zwb;	/* where "Z" records go (NULL: st->wb) */
+	struct space_batch *out;	/* the innermost open batch (space_batch_open) */
+	uint64_t unbatched;		/* changes with no batch open (bugs) */
+	uint64_t overruns;		/* batches closed past their bound (bugs) */
 	struct stage stage;		/* "F"/"P" changes of the group being applied */
 
 	struct rs_disk_space_policy rec;	/* as recorded */
@@ -93,8 +96,9 @@ struct rs_space {
 };
 
 /* space_rec.c: the records. */
-/* Delete the @type record at @off into @wb. */
-void sp_obs_del(rocksdb_writebatch_wi_t *wb, char type, uint64_t off);
+/* Put or delete the @type record at @off into the open batch. */
+void sp_rec_put(struct rawstore *st, char type, uint64_t off, uint64_t len);
+void sp_rec_del(struct rawstore *st, char type, uint64_t off);
 /* Rebuild the free list from the onodes (open with rebuild_freelist). */
 int sp_rebuild_freelist(struct rawstore *st);
 /* Load every committed @type record into @s (validated). */

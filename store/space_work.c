@@ -83,6 +83,7 @@ static int round_collect(struct rawstore *st, struct space_round *r, uint64_t ma
 static int round_pick(struct rawstore *st, struct space_round *r, uint64_t max, bool take_out)
 {
 	struct rs_space *sp = st->space;
+	struct space_batch b;
 	size_t i;
 	int ret;
 
@@ -100,10 +101,12 @@ static int round_pick(struct rawstore *st, struct space_round *r, uint64_t max, 
 	if (ret || !r->r.n || !take_out)
 		return ret;
 	rocksdb_writebatch_wi_clear(st->wb);
+	space_batch_open(st, &b, st->wb, UINT64_MAX);
 	for (i = 0; i < r->r.n; i++) {
 		sp_unfree(st, r->r.v[i].off, r->r.v[i].len);
 		extset_insert(&sp->inflight, r->r.v[i].off, r->r.v[i].len);
 	}
+	space_batch_close(st, &b);
 	return st->space->jobs.commit_wb(st);
 }
 
@@ -198,10 +201,16 @@ static void round_io(struct rawstore *st, struct space_round *r)
 static int round_finish(struct rawstore *st, struct space_round *r)
 {
 	struct rs_space *sp = st->space;
+	uint64_t unbatched = sp->unbatched;
+	struct space_batch b;
 	size_t i;
 	int ret;
 
 	rocksdb_writebatch_wi_clear(st->wb);
+	if (!rs_fail_check(RS_FAIL_BATCH_OPEN))
+		space_batch_open(st, &b, st->wb, UINT64_MAX);
+	else
+		b.prev = st->space->out;	/* test: a writer that forgot its batch */
 	for (i = 0; i < r->r.n; i++) {
 		const struct pext *p = &r->r.v[i];
 
@@ -236,6 +245,10 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 			extset_remove(&st->unpunched, p->off, p->len);
 	}
 	ret = sp_prov_sync(st);
+	if (st->space->out == &b)
+		space_batch_close(st, &b);
+	if (!ret && st->space->unbatched != unbatched)
+		ret = -EUCLEAN;	/* a change found no batch: not committed */
 	if (!ret)
 		ret = st->space->jobs.commit_wb(st);
 	if (!ret)
@@ -566,8 +579,12 @@ int space_start(struct rawstore *st, const struct rs_job_runner *jobs)
 	if (sp->prov_dirty) {
 		/* The probe unprovisioned a range: record it before anything
 		 * can be allocated there (open has not returned yet). */
+		struct space_batch b;
+
 		rocksdb_writebatch_wi_clear(st->wb);
+		space_batch_open(st, &b, st->wb, UINT64_MAX);
 		ret = sp_prov_sync(st);
+		space_batch_close(st, &b);
 		if (!ret)
 			ret = meta_commit(st->meta, st->wb);
 		rocksdb_writebatch_wi_clear(st->wb);
@@ -622,6 +639,7 @@ void space_stop(struct rawstore *st)
 void space_close(struct rawstore *st, bool healthy)
 {
 	struct rs_space *sp = st->space;
+	struct space_batch b;
 	struct pext p;
 	uint64_t pos;
 
@@ -629,10 +647,12 @@ void space_close(struct rawstore *st, bool healthy)
 		return;
 	/* Ready space was written by nobody: record it as zeroed again. */
 	rocksdb_writebatch_wi_clear(st->wb);
+	space_batch_open(st, &b, st->wb, UINT64_MAX);
 	for (pos = 0; extset_next(&sp->ready, pos, &p); pos = p.off + p.len)
 		extset_insert(&sp->zeroed, p.off, p.len);
 	for (pos = 0; extset_next(&sp->pending, pos, &p); pos = p.off + p.len)
 		extset_insert(&sp->zeroed, p.off, p.len);
+	space_batch_close(st, &b);
 	extset_destroy(&sp->ready);
 	extset_destroy(&sp->pending);
 	meta_commit(st->meta, st->wb);

@@ -968,7 +968,7 @@ static int grow_job(struct rawstore *st, void *arg)
 	super_seal(&sb);
 	key_super(&k);
 	rocksdb_writebatch_wi_put(st->wb, k.buf, k.len, (const char *)&sb, sizeof(sb));
-	ret = space_grow(st, old, ga->size - old);
+	ret = space_grow(st, st->wb, old, ga->size - old);
 	if (ret) {
 		rocksdb_writebatch_wi_clear(st->wb);
 		rs_store_stop(st, ret);

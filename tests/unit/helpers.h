@@ -16,6 +16,20 @@
 #include <gtest/gtest.h>
 
 #include "rawstore/rawstore.h"
+extern "C" {
+#include "debug.h"
+}
+
+/* The space layer wrote every record into an open batch, and no batch took
+ * more than it was sized for (space.h, struct space_batch). */
+static inline void ExpectSpaceBatchesKept(struct rawstore *st)
+{
+	uint64_t unbatched = 1, overruns = 1;
+
+	rs_debug_space_batches(st, &unbatched, &overruns);
+	EXPECT_EQ(unbatched, 0u) << "a recorded set changed with no batch open";
+	EXPECT_EQ(overruns, 0u) << "a space batch took more than it was sized for";
+}
 
 /*
  * mkfs options for the tests: the defaults, with the journal mode of
@@ -220,6 +234,7 @@ protected:
 		EXPECT_EQ(rawstore_fsck(st, &o, &r), 0);
 		EXPECT_EQ(r.errors, 0u);
 		EXPECT_EQ(r.leaks, 0u);
+		ExpectSpaceBatchesKept(st);
 	}
 };
 
