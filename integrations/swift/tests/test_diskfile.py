@@ -31,7 +31,6 @@ from swift.common.exceptions import (DiskFileDeleted,  # noqa: E402
                                      DiskFileExpired, DiskFileNotExist,
                                      DiskFileQuarantined)
 from swift.common.utils import Timestamp  # noqa: E402
-from swift.obj import diskfile as sdf  # noqa: E402
 
 from rawstore_swift import diskfile as rdf  # noqa: E402
 from rawstore_swift.broker import BrokerError, Txn  # noqa: E402
