@@ -18,10 +18,10 @@ stores hold: per device, every object (partition, hash) with its files
 
 1. Handoffs: objects PUT only to the partition's handoff device (some
    then DELETEd, some POSTed there) are pushed by the replicator to their
-   three primaries, identical, and removed from the handoff (the
-   partition emptied by delete_handoff_objs, the handoff's region being
-   another than one primary's, then removed by delete_partition in a
-   second pass).
+   three primaries, identical, and removed from the handoff (emptied by
+   delete_handoff_objs, two primaries being in another region than the
+   handoff, then removed by delete_partition a pass later): passes are
+   run until no object is off its primaries, at most 5.
 2. A device wiped (`rawstore mkfs` again) and the replicator run once:
    every object it held comes back, .data, tombstones and .meta,
    identical; the other devices are unchanged.
@@ -59,13 +59,21 @@ STORE_SIZE = 256 << 20
 PART_POWER = 6
 
 
-def child(mode, swift_conf, conf):
-    """The object server, one replicator pass or one auditor pass."""
+def use_swift_conf(path):
+    """Swift reads /etc/swift/swift.conf when swift.common.utils is
+    imported (the hash path suffix and prefix) and when the policies are
+    first loaded: read ours instead, in every process."""
     from swift.common import utils
-    utils.SWIFT_CONF_FILE = swift_conf
+    utils.SWIFT_CONF_FILE = path
+    utils.HASH_PATH_SUFFIX = utils.HASH_PATH_PREFIX = b''
+    utils.validate_hash_conf()
     from swift.common import storage_policy
     storage_policy.reload_storage_policies()
-    utils.validate_hash_conf()
+
+
+def child(mode, swift_conf, conf):
+    """The object server, one replicator pass or one auditor pass."""
+    use_swift_conf(swift_conf)
     if mode == 'serve':
         from swift.common.wsgi import run_wsgi
         from swift.obj import server
@@ -122,11 +130,12 @@ class Cluster(object):
 
     def write_confs(self):
         with open(self.swift_conf, 'w') as f:
-            f.write('[swift-hash]\nswift_hash_path_suffix = repl-%s\n'
+            # a fixed suffix and ring: the same placement, so the same
+            # counts, every run
+            f.write('[swift-hash]\nswift_hash_path_suffix = swift-repl\n'
                     'swift_hash_path_prefix =\n\n'
                     '[storage-policy:0]\nname = rawstore\ndefault = yes\n'
-                    'diskfile_module = egg:rawstore_swift#replication.rawstore\n'
-                    % os.urandom(8).hex())
+                    'diskfile_module = egg:rawstore_swift#replication.rawstore\n')
         with open(self.conf, 'w') as f:
             f.write("""[DEFAULT]
 bind_ip = 127.0.0.1
@@ -326,8 +335,7 @@ def main():
     from swift.common import utils
     c = Cluster()
     c.write_confs()
-    utils.SWIFT_CONF_FILE = c.swift_conf
-    utils.validate_hash_conf()
+    use_swift_conf(c.swift_conf)
     from swift.common import direct_client as dc
     from swift.common.utils import Timestamp
     fails = []
