@@ -711,7 +711,8 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
                 self.logger.warning('Skipping %s: %s', device, e)
                 continue
             parts = sorted((c[len(prefix):] for c in colls
-                            if c.startswith(prefix)), key=int)
+                            if c.startswith(prefix) and
+                            c[len(prefix):].isdigit()), key=int)
             for part in parts:
                 part_path = os.path.join(self.devices, device, datadir, part)
                 try:
