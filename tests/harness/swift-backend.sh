@@ -3,8 +3,10 @@
 # its unit tests pass against a real rawstored on a file-backed store
 # (Swift's DiskFile API and object server: PUT/GET/HEAD/POST/DELETE,
 # expiry, quarantine, >4 KiB metadata, suffix hashes by Swift's recipe,
-# fork, a killed writer, eventlet), and `cmake --install` puts the
-# package where Debian's python3 and Swift's entry-point loader find it.
+# fork, a killed writer, eventlet; the hash cache in the store and equal
+# to Swift's file backend's, the replicator's and auditor's walks), and
+# `cmake --install` puts the package where Debian's python3 and Swift's
+# entry-point loader find it, and the replicator's start script runs.
 # Debian's python3 (/usr/bin/python3), not a python3 of another origin
 # first on PATH: python3-swift is installed for it.
 set -euo pipefail
@@ -44,4 +46,8 @@ import rawstore_swift
 assert rawstore_swift.__file__.startswith("'"$site"'"), rawstore_swift.__file__
 print("installed entry point:", c.__name__, "from", rawstore_swift.__file__)
 ') || { echo "FAIL: Swift cannot load the installed backend"; exit 1; }
+bin=$(find "$tmp/root" -path '*bin/rawstore-object-replicator' | head -1)
+[ -n "$bin" ] || { echo "FAIL: rawstore-object-replicator not installed"; exit 1; }
+(cd / && PYTHONPATH=$site $py -W ignore "$bin" --help | grep -q -- --partitions) ||
+	{ echo "FAIL: the installed rawstore-object-replicator does not run"; exit 1; }
 echo "swift-backend: ok"

@@ -47,13 +47,13 @@ done
 # The Swift backend (integrations/swift): the package and the egg-info
 # whose entry_points.txt Swift's pkg_resources reads.
 for f in rawstore_swift/diskfile.py rawstore_swift/broker.py \
-	rawstore_swift-0.1.egg-info/entry_points.txt; do
+	rawstore_swift/replicator.py rawstore_swift-0.1.egg-info/entry_points.txt; do
 	compgen -G "$prefix/lib/python3*/dist-packages/$f" > /dev/null ||
 		bad "not installed: lib/python3*/dist-packages/$f"
 done
 # Only what was promised: no test programs, no internal headers.
 find "$prefix" -type f | sed "s|^$prefix/||" | sort > "$tmp/files"
-if grep -vE '^(bin/rawstore(-bench)?|sbin/rawstored|lib/systemd/system/rawstored\.service|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[1378]/rawstore[a-z_-]*\.[1378]|share/doc/rawstore/.*|lib/python3[.0-9]*/dist-packages/(rawstore_swift/[a-z_]+\.py|rawstore_swift-[0-9.]+\.egg-info/(PKG-INFO|[a-z_]+\.txt)))$' \
+if grep -vE '^(bin/rawstore(-bench|-object-replicator)?|sbin/rawstored|lib/systemd/system/(rawstored|rawstore-object-replicator)\.service|lib[^/]*(/[^/]*-linux-gnu[^/]*)?/(librawstore\.(a|so\..*)|pkgconfig/rawstore\.pc|cmake/rawstore/rawstore[A-Za-z-]*\.cmake)|include/rawstore/[a-z]+\.h|share/man/man[1378]/rawstore[a-z_-]*\.[1378]|share/doc/rawstore/.*|lib/python3[.0-9]*/dist-packages/(rawstore_swift/[a-z_]+\.py|rawstore_swift-[0-9.]+\.egg-info/(PKG-INFO|[a-z_]+\.txt)))$' \
 	"$tmp/files" > "$tmp/extra"; then
 	bad "unexpected installed files:"
 	sed 's/^/    /' "$tmp/extra"
@@ -65,6 +65,10 @@ out=$("$prefix/bin/rawstore" version 2>&1)
 "$prefix/bin/rawstore-bench" --help > /dev/null 2>&1 || bad "installed rawstore-bench --help"
 "$prefix/sbin/rawstored" --help > /dev/null 2>&1 || bad "installed rawstored --help"
 [ -f "$prefix/lib/systemd/system/rawstored.service" ] || bad "rawstored.service not installed"
+[ -x "$prefix/bin/rawstore-object-replicator" ] || bad "rawstore-object-replicator not installed"
+grep -q "^ExecStart=/.*/bin/rawstore-object-replicator " \
+	"$prefix/lib/systemd/system/rawstore-object-replicator.service" ||
+	bad "rawstore-object-replicator.service not installed or not naming the script"
 # Every exported function has a man page (its own, or a link to the page
 # that documents it: man/CMakeLists.txt).
 nopage=()

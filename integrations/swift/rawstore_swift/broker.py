@@ -39,6 +39,7 @@ OP_READ = 4
 OP_LIST = 5
 OP_GETATTR = 6
 OP_LISTATTR = 7
+OP_OMAP_LIST = 9
 OP_COLL_LIST = 10
 OP_TXN = 11
 OP_WRITE_CHUNK = 12
@@ -52,6 +53,8 @@ T_TRUNCATE = 6
 T_REMOVE = 7
 T_SETATTR = 8
 T_RMATTR = 9
+T_OMAP_SET = 10
+T_OMAP_RM = 11
 T_RENAME = 12
 
 # Inline WRITE records up to this size; larger bodies are streamed.
@@ -120,6 +123,13 @@ class Txn(object):
     def setattr(self, coll, name, attr, value):
         self.records.append(self._obj(T_SETATTR, coll, name) + _str16(attr) +
                             _bytes32(value))
+
+    def omap_set(self, coll, name, key, value):
+        self.records.append(self._obj(T_OMAP_SET, coll, name) + _bytes32(key) +
+                            _bytes32(value))
+
+    def omap_rm(self, coll, name, key):
+        self.records.append(self._obj(T_OMAP_RM, coll, name) + _bytes32(key))
 
     def rename(self, coll, name, dcoll, dname):
         self.records.append(self._obj(T_RENAME, coll, name) + _str16(dcoll) +
@@ -314,6 +324,28 @@ class Broker(object):
             after = out[-1]
             if page:
                 page = min(page * 2, 65536)
+
+    def omap_list(self, coll, name, start=b''):
+        """Every (key, value) of the object's omap from ``start``
+        (inclusive), in key order."""
+        start = start.encode() if isinstance(start, str) else start
+        out = []
+        while True:
+            body = self._simple(OP_OMAP_LIST, _str16(coll) + _bytes32(name) +
+                                _bytes32(start) + struct.pack('<I', 0),
+                                'OMAP_LIST %s' % coll)
+            (n,), pos = struct.unpack_from('<I', body), 4
+            for _ in range(n):
+                (k,) = struct.unpack_from('<I', body, pos)
+                key = bytes(body[pos + 4:pos + 4 + k])
+                pos += 4 + k
+                (k,) = struct.unpack_from('<I', body, pos)
+                out.append((key, bytes(body[pos + 4:pos + 4 + k])))
+                pos += 4 + k
+            if n == 0:
+                return out
+            # a page: ask again past its last key (start is inclusive)
+            start = out[-1][0] + b'\0'
 
     def coll_list(self):
         body = self._simple(OP_COLL_LIST, b'', 'COLL_LIST')

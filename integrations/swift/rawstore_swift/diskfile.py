@@ -15,9 +15,14 @@ maps onto the store served at ``rawstore_socket`` for ``<dev>``:
   one transaction that sets the metadata and renames the body into its
   partition.
 
+- collection ``hashes/objects[-N]``, object ``<part>`` per partition: the
+  suffix-hash cache, Swift's ``hashes.pkl`` as its attribute
+  ``swift.hashes`` and Swift's ``hashes.invalid`` as omap keys
+  ``<suffix>/<unique>``; a change to a suffix sets its key in the same
+  transaction (``invalidate_records``).
+
 What stays on the host file system, under ``<devices>/<dev>``, exactly as
-Swift keeps it: the suffix-hash cache (``hashes.pkl``, ``hashes.invalid``)
-and the partition locks, and ``async_pending``.
+Swift keeps it: the partition locks and ``async_pending``.
 
 How the Swift rules are kept unchanged: the methods of
 ``swift.obj.diskfile`` that decide (which of ``.data``, ``.meta`` and
@@ -34,8 +39,10 @@ not be used from tpool's native threads.
 
 import errno
 import hashlib
+import io
 import os
 import pickle
+import random
 import time
 import types
 import uuid
@@ -49,6 +56,7 @@ from rawstore_swift.broker import Broker, BrokerError, Txn
 
 METADATA_ATTR = 'swift.metadata'
 CHECKSUM_ATTR = 'swift.metadata_checksum'
+HASHES_ATTR = 'swift.hashes'
 # A PUT's body is sent to the store in transactions of this much data; the
 # last piece goes with the metadata and the rename.
 FLUSH_BYTES = 8 << 20
@@ -257,10 +265,11 @@ class RawstoreDiskFileWriter(sdf.DiskFileWriter):
         t.setattr(self._tmpcoll, self._tmpname, CHECKSUM_ATTR,
                   hashlib.md5(meta).hexdigest().encode('ascii'))
         t.rename(self._tmpcoll, self._tmpname, dst.coll, dst.name)
-        # As Swift does: the suffix is marked dirty before the new file
-        # can be seen, so a replicator never caches a hash without it.
-        self.manager.invalidate_hash(os.path.dirname(self._datadir))
-        self._submit(t, [self._tmpcoll, dst.coll])
+        # The suffix is marked dirty in the transaction that changes it:
+        # a replicator never caches a hash without the new file.
+        hcoll = self.manager.invalidate_records(
+            t, os.path.dirname(self._datadir))
+        self._submit(t, [self._tmpcoll, dst.coll, hcoll])
         self._put_succeeded = True
         self._buf = bytearray()
         if cleanup:
@@ -337,6 +346,8 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
                'read_metadata': self.read_store_metadata,
                'remove_file': self._remove_file,
                'quarantine_renamer': self.quarantine_renamer,
+               'read_hashes': self.read_hashes,
+               'write_hashes': self.write_hashes,
                'tpool': _InlineTpool}
         for name in self._MANAGER_FUNCS:
             fn = getattr(sdf.BaseDiskFileManager, name)
@@ -344,6 +355,10 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
         self.swift_df = dict(
             (name, _rebind(getattr(sdf.BaseDiskFile, name), env))
             for name in self._DISKFILE_FUNCS)
+        # Swift's read_hashes (its checks of a cache's keys), reading
+        # the store's attribute instead of hashes.pkl
+        self._swift_read_hashes = _rebind(sdf.read_hashes,
+                                          {'open': self._open_hashes})
 
     # -- devices ------------------------------------------------------
 
@@ -473,8 +488,9 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
         for f in self.store_listdir(hash_dir):
             t.rename(w.coll, w.name + b'/' + f.encode('utf-8'), qcoll,
                      '%s/%s' % (tag, f))
-        self.invalidate_hash(os.path.dirname(hash_dir))
+        hcoll = self.invalidate_records(t, os.path.dirname(hash_dir))
         w.broker.ensure_coll(qcoll)
+        w.broker.ensure_coll(hcoll)
         w.broker.submit(t)
         return os.path.join(device_path, 'quarantined',
                             w.coll.split('/')[0], tag)
@@ -510,3 +526,204 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
                     if e.errno != errno.ENOENT:
                         raise
         return gone
+
+    # -- the suffix-hash cache, per partition in the store -------------
+    #
+    # Swift keeps hashes.pkl and hashes.invalid in the partition's
+    # directory.  Here the cache is the object <part> of the collection
+    # hashes/objects[-N]: hashes.pkl's bytes as its attribute swift.hashes,
+    # and each invalidation an omap key "<suffix>/<unique>".  A PUT, a
+    # tombstone, a .meta and a quarantine add their key in the transaction
+    # that changes the suffix; consolidate_hashes folds the keys it read
+    # into the attribute and removes exactly those keys, in one
+    # transaction, so an invalidation that arrives meanwhile (a new key)
+    # is kept.  A store made again starts with no cache: every partition
+    # is listed and hashed afresh.  Swift's __get_hashes is unchanged; its
+    # read_hashes and write_hashes are these.
+
+    def _hashes_where(self, partition_dir):
+        """(broker, collection, object name) of a partition's cache."""
+        w = _Where(self, partition_dir)
+        datadir, part = w.coll.split('/', 1)
+        return w.broker, 'hashes/' + datadir, part
+
+    def invalidate_records(self, txn, suffix_dir):
+        """Add to ``txn`` the records that mark ``suffix_dir`` dirty;
+        returns the cache's collection (the caller makes sure it
+        exists)."""
+        _b, coll, part = self._hashes_where(os.path.dirname(suffix_dir))
+        suffix = os.path.basename(suffix_dir)
+        txn.touch(coll, part)
+        txn.omap_set(coll, part, '%s/%s' % (suffix, uuid.uuid4().hex), b'')
+        return coll
+
+    def invalidate_hash(self, suffix_dir):
+        b, coll, _part = self._hashes_where(os.path.dirname(suffix_dir))
+        t = Txn()
+        self.invalidate_records(t, suffix_dir)
+        b.ensure_coll(coll)
+        b.submit(t)
+
+    def _open_hashes(self, path, mode='rb'):
+        b, coll, part = self._hashes_where(os.path.dirname(path))
+        try:
+            return io.BytesIO(b.getattr(coll, part, HASHES_ATTR))
+        except BrokerError as e:
+            raise IOError(e.errno, e.strerror, path)
+
+    def read_hashes(self, partition_dir):
+        """Swift's ``read_hashes``, of the store's cache."""
+        return self._swift_read_hashes(partition_dir)
+
+    def write_hashes(self, partition_dir, hashes):
+        """Swift's ``write_hashes``, to the store's cache."""
+        hashes.setdefault('valid', False)
+        hashes['updated'] = time.time()
+        b, coll, part = self._hashes_where(partition_dir)
+        t = Txn()
+        t.touch(coll, part)
+        t.setattr(coll, part, HASHES_ATTR,
+                  pickle.dumps(hashes, sdf.PICKLE_PROTOCOL))
+        b.ensure_coll(coll)
+        b.submit(t)
+
+    def _invalidations(self, partition_dir):
+        b, coll, part = self._hashes_where(partition_dir)
+        try:
+            return b.omap_list(coll, part)
+        except BrokerError as e:
+            if e.errno == errno.ENOENT:
+                return []
+            raise
+
+    def consolidate_hashes(self, partition_dir):
+        """Swift's ``consolidate_hashes``: the cache with the suffixes
+        invalidated since folded in (as None), written back."""
+        with sdf.lock_path(partition_dir):
+            hashes = self.read_hashes(partition_dir)
+            keys = [k for k, _v in self._invalidations(partition_dir)]
+            if not keys:
+                return hashes
+            hashes.setdefault('valid', False)
+            b, coll, part = self._hashes_where(partition_dir)
+            for i in range(0, len(keys), 1000):   # a TXN's record limit
+                for k in keys[i:i + 1000]:
+                    hashes[k.split(b'/', 1)[0].decode('ascii')] = None
+                hashes['updated'] = time.time()
+                t = Txn()
+                t.setattr(coll, part, HASHES_ATTR,
+                          pickle.dumps(hashes, sdf.PICKLE_PROTOCOL))
+                for k in keys[i:i + 1000]:
+                    t.omap_rm(coll, part, k)
+                b.submit(t)
+            return hashes
+
+    def remove_hashes(self, partition_dir):
+        """Drop a partition's cache (the partition is being removed)."""
+        b, coll, part = self._hashes_where(partition_dir)
+        t = Txn()
+        t.remove(coll, part)
+        try:
+            b.submit(t)
+        except BrokerError as e:
+            if e.errno != errno.ENOENT:
+                raise
+
+    # -- what the replicator and the auditor walk ---------------------
+    #
+    # Swift's replicator and auditor find partitions and hashes with
+    # listdir and remove them with rmtree; these are the same through
+    # the store (rawstore_swift.replicator uses the first two).
+
+    def remove_hash_dir(self, hash_dir):
+        """Remove every file of one hash (a handoff's object pushed to
+        its primaries), with its suffix's invalidation, in one
+        transaction."""
+        w = _Where(self, hash_dir)
+        for attempt in range(3):
+            try:
+                names = self.store_listdir(hash_dir)
+            except OSError as e:
+                if e.errno == errno.ENOENT:
+                    return
+                raise
+            if not names:
+                return
+            t = Txn()
+            for f in names:
+                t.remove(w.coll, w.name + b'/' + f.encode('utf-8',
+                                                          'surrogateescape'))
+            hcoll = self.invalidate_records(t, os.path.dirname(hash_dir))
+            w.broker.ensure_coll(hcoll)
+            try:
+                w.broker.submit(t)
+                return
+            except BrokerError as e:
+                # a file went meanwhile (a cleanup): list again
+                if e.errno != errno.ENOENT or attempt == 2:
+                    raise
+
+    def remove_partition(self, partition_dir):
+        """Swift's rmtree of a partition: its hash cache, then its names
+        (1000 a transaction), then its collection.  ENOTEMPTY if a PUT
+        came in meanwhile (Swift ignores it, as for rmtree)."""
+        w = _Where(self, partition_dir)
+        self.remove_hashes(partition_dir)
+        try:
+            while True:
+                names = w.broker.list(w.coll, limit=1000)
+                if not names:
+                    break
+                t = Txn()
+                for n in names:
+                    t.remove(w.coll, n)
+                w.broker.submit(t)
+            t = Txn()
+            t.coll_remove(w.coll)
+            w.broker.submit(t)
+        except BrokerError as e:
+            if e.errno != errno.ENOENT:
+                raise
+        finally:
+            w.broker.colls.discard(w.coll)
+
+    def object_audit_location_generator(self, policy, device_dirs=None,
+                                        auditor_type='ALL'):
+        """Swift's generator of AuditLocations, from the stores: the
+        devices are the directories under ``devices`` (those with a
+        socket, with mount_check), the partitions the collections
+        ``objects[-N]/<part>``, the suffixes and hashes their names.
+        Unlike Swift's it keeps no auditor_status file: a restarted
+        auditor starts again from the first partition."""
+        datadir = sdf.get_data_dir(policy)
+        prefix = datadir + '/'
+        devices = sdf.listdir(self.devices)
+        if device_dirs:
+            devices = list(set(devices) & set(device_dirs))
+        random.shuffle(devices)
+        for device in devices:
+            if self.get_dev_path(device) is None:
+                self.logger.debug('Skipping %s: no rawstored socket', device)
+                continue
+            try:
+                colls = self.broker(device).coll_list()
+            except BrokerError as e:
+                self.logger.warning('Skipping %s: %s', device, e)
+                continue
+            parts = sorted((c[len(prefix):] for c in colls
+                            if c.startswith(prefix) and
+                            c[len(prefix):].isdigit()), key=int)
+            for part in parts:
+                part_path = os.path.join(self.devices, device, datadir, part)
+                try:
+                    suffixes = self.store_listdir(part_path)
+                except OSError as e:
+                    if e.errno != errno.ENOENT:
+                        raise
+                    continue
+                for suffix in suffixes:
+                    suff_path = os.path.join(part_path, suffix)
+                    for hsh in self.store_listdir(suff_path):
+                        yield sdf.AuditLocation(
+                            os.path.join(suff_path, hsh), device, part,
+                            policy)

@@ -31,7 +31,6 @@ from swift.common.exceptions import (DiskFileDeleted,  # noqa: E402
                                      DiskFileExpired, DiskFileNotExist,
                                      DiskFileQuarantined)
 from swift.common.utils import Timestamp  # noqa: E402
-from swift.obj import diskfile as sdf  # noqa: E402
 
 from rawstore_swift import diskfile as rdf  # noqa: E402
 from rawstore_swift.broker import BrokerError, Txn  # noqa: E402
@@ -341,9 +340,12 @@ class TestHashes(StoreTest):
         want = dict((suf, expected_suffix_hash(v)) for suf, v in want.items())
         got = self.mgr.get_hashes(DEV, str(part), [], POLICY)
         self.assertEqual(got, want)
-        # the cache is Swift's own hashes.pkl, written by get_hashes
+        # the cache is in the store (hashes/objects, object <part>), with
+        # Swift's hashes.pkl content; nothing on the host file system
         part_path = os.path.join(self.devices, DEV, 'objects', str(part))
-        cached = sdf.read_hashes(part_path)
+        self.assertFalse(os.path.exists(os.path.join(part_path,
+                                                     'hashes.pkl')))
+        cached = self.mgr.read_hashes(part_path)
         self.assertTrue(cached['valid'])
         self.assertEqual(cached[hsh[-3:]], want[hsh[-3:]])
 
