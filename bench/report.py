@@ -23,6 +23,7 @@ import sys
 sys.dont_write_bytecode = True	# no bench/__pycache__ from importing peer.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer as peerlib  # noqa: E402  (bench/peer.py: the peer's cells and verdicts)
+import swiftreport  # noqa: E402  (bench/swiftreport.py: the Swift benchmark)
 
 KiB, MiB = 1024, 1024 * 1024
 # percentiles of the cdf_us arrays that alloclat and rawstore-bench print
@@ -1056,6 +1057,7 @@ def main():
     ap.add_argument("--git", default="unknown")
     ap.add_argument("--wall", type=float)
     ap.add_argument("--peer", help="JSON lines of the host-side BlueStore comparison")
+    ap.add_argument("--swift", help="JSON lines of the Swift benchmark (swiftload.py)")
     a = ap.parse_args()
     raw = os.path.join(a.dir, "raw")
     plots = os.path.join(a.dir, "plots")
@@ -1076,6 +1078,14 @@ def main():
             p.setdefault("kernel", os.uname().release)
             p["git_rev"] = a.git
         recs += peer
+    swift = []
+    if a.swift and os.path.exists(a.swift):
+        with open(a.swift) as f:
+            swift = [json.loads(x) for x in f if x.strip()]
+        for r in swift:
+            r.setdefault("accel", "host")
+            r["git_rev"] = a.git
+        recs += swift
     with open(os.path.join(a.dir, "results.jsonl"), "w") as f:
         for r in recs:
             f.write(json.dumps(r, sort_keys=True) + "\n")
@@ -1582,6 +1592,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
 
     # ---- peer ---------------------------------------------------------------------
     pcells = peer_section(peer, P, missing)
+    scells = swiftreport.section(swift, P, missing, "4b")
 
     powercut_section(recs, P, missing, env.get("mode"), host_io_errors(raw))
 
@@ -1626,6 +1637,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
                                                    "; loses " + ", ".join(lost) if lost else "")))
     targets += jrows or files_verdicts(cells, keys)
     targets += peer_targets(peer, pcells)
+    targets += swiftreport.targets(scells)
     # blockdev against fio: (fio job, cell, field, target, what, unit, digits);
     # 1 MiB creates from the caller's buffer where measured (fio does not copy)
     for job, key, f, want, what, unit, dig in [
