@@ -45,6 +45,10 @@ assert c.__module__ == "rawstore_swift.diskfile", c
 import rawstore_swift
 assert rawstore_swift.__file__.startswith("'"$site"'"), rawstore_swift.__file__
 print("installed entry point:", c.__name__, "from", rawstore_swift.__file__)
+from paste.deploy import loadwsgi
+ctx = loadwsgi.loadcontext(loadwsgi.FILTER, "egg:rawstore_swift#recon")
+assert ctx.object.__module__ == "rawstore_swift.recon", ctx.object
+print("installed filter: recon from", ctx.object.__module__)
 ') || { echo "FAIL: Swift cannot load the installed backend"; exit 1; }
 bin=$(find "$tmp/root" -path '*bin/rawstore-object-replicator' | head -1)
 [ -n "$bin" ] || { echo "FAIL: rawstore-object-replicator not installed"; exit 1; }

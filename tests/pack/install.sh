@@ -47,7 +47,8 @@ done
 # The Swift backend (integrations/swift): the package and the egg-info
 # whose entry_points.txt Swift's pkg_resources reads.
 for f in rawstore_swift/diskfile.py rawstore_swift/broker.py \
-	rawstore_swift/replicator.py rawstore_swift-0.1.egg-info/entry_points.txt; do
+	rawstore_swift/replicator.py rawstore_swift/recon.py \
+	rawstore_swift-0.1.egg-info/entry_points.txt; do
 	compgen -G "$prefix/lib/python3*/dist-packages/$f" > /dev/null ||
 		bad "not installed: lib/python3*/dist-packages/$f"
 done

@@ -263,6 +263,17 @@ class Broker(object):
 
     # -- reads --------------------------------------------------------
 
+    STATFS_FIELDS = ('device_size', 'data_size', 'allocated', 'free',
+                     'unpunched', 'free_extents', 'largest_free', 'objects',
+                     'collections', 'min_alloc')
+
+    def statfs(self):
+        """The store's space (docs/swift.md, STATFS), as a dict of
+        STATFS_FIELDS, in bytes (counts for extents, objects,
+        collections)."""
+        body = self._simple(OP_STATFS, b'', 'STATFS')
+        return dict(zip(self.STATFS_FIELDS, struct.unpack_from('<10Q', body)))
+
     def stat(self, coll, name):
         """(size, allocated, extents, nid, inline)."""
         body = self._simple(OP_STAT, _str16(coll) + _bytes32(name),

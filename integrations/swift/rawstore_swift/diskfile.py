@@ -50,6 +50,7 @@ import uuid
 from swift.common.exceptions import (DiskFileError, DiskFileNoSpace,
                                      DiskFileNotExist,
                                      DiskFileBadMetadataChecksum)
+from swift.common import utils
 from swift.obj import diskfile as sdf
 
 from rawstore_swift.broker import Broker, BrokerError, Txn
@@ -211,8 +212,32 @@ class RawstoreDiskFileWriter(sdf.DiskFileWriter):
         self._tmpname = '%016x-%s' % (time.time_ns(), uuid.uuid4().hex)
         self._buf = bytearray()
         self._staged = 0
+        self._check_reserve()
         self._fd = self     # "open": Swift's checks test _fd
         return self
+
+    def _check_reserve(self):
+        """Swift's ``fallocate_reserve``, against the store: the stock
+        writer's fallocate() refuses (DiskFileNoSpace) a PUT that would
+        leave no more than the reserve free on the file system; here the
+        free space is the store's (STATFS), not that of the directory
+        under /srv/node.  As in Swift, ``disable_fallocate`` turns the
+        check off."""
+        if not utils.FALLOCATE_RESERVE or \
+                not getattr(utils, '_fallocate_enabled', True):
+            return
+        st = self._where.broker.statfs()
+        size = max(self._size or 0, 0)
+        free = st['free'] - size
+        if utils.FALLOCATE_IS_PERCENT:
+            free = float(free) / float(st['data_size']) * 100
+        if float(free) <= float(utils.FALLOCATE_RESERVE):
+            self.logger.warning(
+                'rawstore: %s: %d bytes free, %d asked, reserve %g%s: '
+                'no space', self._datadir, st['free'], size,
+                utils.FALLOCATE_RESERVE,
+                '%' if utils.FALLOCATE_IS_PERCENT else ' bytes')
+            raise DiskFileNoSpace()
 
     def _submit(self, txn, colls):
         b = self._where.broker
