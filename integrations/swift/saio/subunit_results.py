@@ -38,4 +38,5 @@ try:
     stream.run(result)
 finally:
     result.stopTestRun()
-print('\n'.join(lines))
+for line in lines:
+    print(line)
