@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Read a subunit v2 stream on stdin; print one line per test:
 "ID PASS|FAIL|SKIP [reason]" (reason: the skip reason, or for a failure
-the last line of its traceback), in the order the tests ended."""
+the last line of its traceback), in the order the tests ended.  Spaces
+are dropped from the ID (a failed fixture is "tearDownModule (module)").
+"""
 
 import sys
 
@@ -27,7 +29,8 @@ def on_test(test):
         text = d.as_text().strip() if d is not None else status
         why = text.splitlines()[-1] if text else status
     why = ' '.join(why.split())[:300]
-    lines.append(('%s %s %s' % (test['id'], word, why)).rstrip())
+    # a fixture's id has a space: "tearDownModule (test.functional.tests)"
+    lines.append(('%s %s %s' % (test['id'].replace(' ', ''), word, why)).rstrip())
 
 
 stream = subunit.ByteStreamToStreamResult(sys.stdin.buffer,
