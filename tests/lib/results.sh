@@ -5,27 +5,36 @@
 #   allowlist     the skip allowlist file (lines: SUITE/NAME-GLOB REASON)
 #   expected_dir  the directory of expected-name lists (one file per suite)
 #   update        1: check_expected reports instead of failing (--update-expected)
-# and reads passed, failed, skipped, failures[], allowed_skips[] afterwards.
+#   known_list    optional: the known-failures file (lines: SUITE/NAME-GLOB REASON)
+# and reads passed, failed, skipped, known, failures[], allowed_skips[],
+# known_failures[] afterwards.
 # shellcheck shell=bash
 
-passed=0 failed=0 skipped=0
-failures=() allowed_skips=()
+passed=0 failed=0 skipped=0 known=0
+failures=() allowed_skips=() known_failures=()
+known_list=${known_list:-}
 declare -A seen=()
 update=${update:-0}
 
-# The allowlist reason for a skipped result, if any.
-allowed_skip() { # allowed_skip NAME
+# The reason a file of globs (the skip allowlist, the known failures)
+# gives for NAME, if any.
+listed() { # listed FILE NAME
 	local pat reason
-	[ -f "$allowlist" ] || return 1
+	[ -n "$1" ] && [ -f "$1" ] || return 1
 	while read -r pat reason; do
 		case $pat in '' | '#'*) continue ;; esac
 		# shellcheck disable=SC2053
-		if [[ $1 == $pat ]]; then
+		if [[ $2 == $pat ]]; then
 			echo "${reason:-no reason given}"
 			return 0
 		fi
-	done < "$allowlist"
+	done < "$1"
 	return 1
+}
+
+# The allowlist reason for a skipped result, if any.
+allowed_skip() { # allowed_skip NAME
+	listed "$allowlist" "$1"
 }
 
 # count NAME PASS|FAIL|SKIP [reason]: a skip not in the allowlist fails.
@@ -47,8 +56,23 @@ count() {
 }
 
 # result SUITE NAME PASS|FAIL|SKIP [reason]: count it and remember the name.
+# A failure the known-failures list names is counted as a known failure:
+# neither passed nor failing the run, printed with its reason.  A known
+# failure that passes is a pass, and says the list can lose it.
 result() {
+	local why
 	seen[$1/$2]=1
+	if why=$(listed "$known_list" "$1/$2"); then
+		case $3 in
+		FAIL)
+			known=$((known + 1))
+			known_failures+=("$1/$2: ${4:-} (known: $why)")
+			echo "KNOWN-FAIL $1/$2: ${4:-} (known: $why)"
+			return
+			;;
+		PASS) echo "NOTE $1/$2 passed: tests/known-failures lists it as failing ($why)" ;;
+		esac
+	fi
 	count "$1/$2" "$3" "${4:-}"
 }
 
