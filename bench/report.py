@@ -1050,6 +1050,20 @@ def host_io_errors(raw):
         return []
 
 
+def host_lines(path, git):
+    """The JSON lines of a host-side run (the BlueStore peer, the Swift
+    benchmark), marked as measured on the host at @git; [] if none."""
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    for r in lines:
+        r.setdefault("accel", "host")
+        r.setdefault("kernel", os.uname().release)
+        r["git_rev"] = git
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -1069,23 +1083,9 @@ def main():
         print("report: no usable raw results in %s: %s" % (raw, e), file=sys.stderr)
         return 1
     recs = enrich(lines, raw, env, a.accel, a.git)
-    peer = []
-    if a.peer and os.path.exists(a.peer):
-        with open(a.peer) as f:
-            peer = [json.loads(x) for x in f if x.strip()]
-        for p in peer:
-            p.setdefault("accel", "host")
-            p.setdefault("kernel", os.uname().release)
-            p["git_rev"] = a.git
-        recs += peer
-    swift = []
-    if a.swift and os.path.exists(a.swift):
-        with open(a.swift) as f:
-            swift = [json.loads(x) for x in f if x.strip()]
-        for r in swift:
-            r.setdefault("accel", "host")
-            r["git_rev"] = a.git
-        recs += swift
+    peer = host_lines(a.peer, a.git)
+    swift = host_lines(a.swift, a.git)
+    recs += peer + swift
     with open(os.path.join(a.dir, "results.jsonl"), "w") as f:
         for r in recs:
             f.write(json.dumps(r, sort_keys=True) + "\n")

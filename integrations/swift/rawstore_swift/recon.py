@@ -55,34 +55,38 @@ class RawstoreReconMiddleware(srecon.ReconMiddleware):
         return sorted(e for e in os.listdir(self.devices)
                       if os.path.isdir(os.path.join(self.devices, e)))
 
-    def get_diskusage(self):
-        out = []
-        stock = dict((d['device'], d) for d in super().get_diskusage())
+    def _answers(self, stock):
+        """Per device: Swift's own answer (@stock, by device) for one
+        without a socket, else (device, STATFS or the broker's error)."""
         for dev in self._devices():
             st = self._store(dev)
             if st is None:
                 if dev in stock:
-                    out.append(stock[dev])
-            elif isinstance(st, Exception):
-                out.append({'device': dev, 'mounted': str(st), 'size': '',
+                    yield stock[dev]
+            else:
+                yield dev, st
+
+    def get_diskusage(self):
+        out = []
+        stock = dict((d['device'], d) for d in super().get_diskusage())
+        for a in self._answers(stock):
+            if isinstance(a, dict):
+                out.append(a)
+            elif isinstance(a[1], Exception):
+                out.append({'device': a[0], 'mounted': str(a[1]), 'size': '',
                             'used': '', 'avail': ''})
             else:
-                out.append({'device': dev, 'mounted': True,
+                st = a[1]
+                out.append({'device': a[0], 'mounted': True,
                             'size': st['data_size'], 'used': st['allocated'],
                             'avail': st['free']})
         return out
 
     def get_unmounted(self):
         stock = dict((d['device'], d) for d in super().get_unmounted())
-        out = []
-        for dev in self._devices():
-            st = self._store(dev)
-            if st is None:
-                if dev in stock:
-                    out.append(stock[dev])
-            elif isinstance(st, Exception):
-                out.append({'device': dev, 'mounted': str(st)})
-        return out
+        return [a if isinstance(a, dict) else {'device': a[0], 'mounted': str(a[1])}
+                for a in self._answers(stock)
+                if isinstance(a, dict) or isinstance(a[1], Exception)]
 
 
 def filter_factory(global_conf, **local_conf):
