@@ -152,3 +152,40 @@ def targets(cs):
         verdict = False if lost else (True if won and not unmeasured else None)
         out.append((verdict, what % {"xfs": "XFS", "ext4": "ext4"}[other], detail))
     return out
+
+
+def main(argv):
+    """swiftreport.py FILE [--git REV]: the section and its targets alone,
+    as markdown on stdout (a Swift benchmark run outside bench/run)."""
+    import json
+    import sys
+    if not argv or argv[0].startswith("-"):
+        print("usage: swiftreport.py FILE [--git REV]", file=sys.stderr)
+        return 2
+    git = argv[argv.index("--git") + 1] if "--git" in argv else "unknown"
+    with open(argv[0]) as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    md, missing = [], []
+    md.append("# Swift benchmark (git revision `%s`)" % git)
+    md.append("")
+    cs = section(lines, md.append, missing, "1")
+    md.append("## 2. Target")
+    md.append("")
+    md.append("| | target | this run |")
+    md.append("|---|---|---|")
+    for ok_, what, detail in targets(cs):
+        md.append("| %s | %s | %s |" % ({True: "**met**", False: "**not met**",
+                                         None: "not checked"}[ok_], what, detail))
+    md.append("")
+    md.append("## 3. Missing cells")
+    md.append("")
+    md.extend("- %s: %s" % m for m in missing)
+    if not missing:
+        md.append("None.")
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
