@@ -15,6 +15,12 @@ JSON line per cell and phase:
    "clients": C, "ops": N, "seconds": S, "ops_per_s": R,
    "p50_ms": M, "p99_ms": M, "errors": E, "first_error": "..."}
 
+With --cpu NAME=PID,... each line also has "cpu_ms_per_op": the CPU time
+(user + system, from /proc/PID/stat) each named process group spent in
+the phase, per successful op, and under "host" that of the whole machine
+(/proc/stat, all but idle and iowait), the load generator included.
+Names may repeat (a server and its workers are one group).
+
 An error (a status other than 201 for a PUT, other than 200 or a
 different body for a GET, or a dropped connection) is counted and the
 client reconnects; the cell's ops count only successes.  Exit status 1
@@ -24,6 +30,7 @@ if any cell had an error, 2 on bad usage.
 import argparse
 import http.client
 import json
+import os
 import random
 import sys
 import threading
@@ -170,6 +177,36 @@ def run_phase(op, storage_url, token, container, size, nclients, seconds, writte
     }
 
 
+TICK = os.sysconf('SC_CLK_TCK')
+
+
+def cpu_ticks(groups):
+    """{name: utime + stime of its pids} and the host's busy ticks."""
+    out = {}
+    for name, pids in groups.items():
+        t = 0
+        for pid in pids:
+            try:
+                with open('/proc/%d/stat' % pid) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+                t += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass    # gone: its ticks are lost, said nowhere else
+        out[name] = t
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    out['host'] = sum(v) - v[3] - v[4]
+    return out
+
+
+def parse_cpu(spec):
+    groups = {}
+    for item in filter(None, spec.split(',')):
+        name, pid = item.rsplit('=', 1)
+        groups.setdefault(name, []).append(int(pid))
+    return groups
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog='swiftload', description=__doc__.split('\n')[0])
     ap.add_argument('--auth', default='http://127.0.0.1:8080/auth/v1.0')
@@ -180,7 +217,13 @@ def main(argv=None):
     ap.add_argument('--clients', default='1,16,64')
     ap.add_argument('--seconds', type=float, default=10.0, help='per phase and cell')
     ap.add_argument('--container-prefix', default='swiftload')
+    ap.add_argument('--cpu', default='', metavar='NAME=PID,...',
+                    help='CPU time per op of these processes')
     a = ap.parse_args(argv)
+    try:
+        groups = parse_cpu(a.cpu)
+    except ValueError:
+        ap.error('bad --cpu %r (NAME=PID,...)' % a.cpu)
     try:
         sizes = [parse_size(s) for s in a.sizes.split(',')]
         clients = [int(c) for c in a.clients.split(',')]
@@ -201,8 +244,14 @@ def main(argv=None):
                 return 1
             written = [[] for _ in range(n)]
             for op in ('put', 'get'):
+                c0 = cpu_ticks(groups)
                 r = run_phase(op, storage_url, token, cont, size, n, a.seconds, written)
+                c1 = cpu_ticks(groups)
                 r = dict({'swiftload': 1, 'backend': a.backend}, **r)
+                if groups and r['ops']:
+                    r['cpu_ms_per_op'] = dict(
+                        (k, round((c1[k] - c0[k]) * 1000.0 / TICK / r['ops'], 3))
+                        for k in c1)
                 print(json.dumps(r, sort_keys=True), flush=True)
                 bad += r['errors'] > 0
     return 1 if bad else 0

@@ -13,7 +13,11 @@ sockets are dropped in the child without a word on the wire).
 
 Every failure the daemon reports is raised as ``BrokerError``, an
 ``OSError`` carrying the errno; a broken or out-of-step connection is
-closed and the error raised, never retried behind the caller's back.
+closed and the error raised.  One case is retried: a pooled connection
+whose daemon went away while it sat idle (``rawstored`` restarted) fails
+its first send with EPIPE or ECONNRESET before a byte of the request
+left, so the request runs once more on a new connection.  Nothing that
+may have reached the daemon is ever sent twice.
 """
 
 import errno
@@ -136,10 +140,16 @@ class Txn(object):
                             _bytes32(dname))
 
 
+class _Stale(Exception):
+    """A pooled connection whose peer had gone before the request."""
+
+
 class _Conn(object):
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.tag = 0
+        self.reused = False     # taken from the pool, not just opened
+        self.sent = False       # a byte of a request left on it
         try:
             self.sock.connect(path)
             res, body, _ = self.call(OP_HELLO, struct.pack('<HH', VERSION,
@@ -172,11 +182,18 @@ class _Conn(object):
         if op != OP_WRITE_CHUNK:
             self.tag = (self.tag + 1) & 0xffffffff
         hdr = HDR.pack(MAGIC, VERSION, op, len(payload), self.tag, 0, 0)
-        if len(payload) <= 4096:
-            self.sock.sendall(hdr + bytes(payload))
-        else:
-            self.sock.sendall(hdr)
-            self.sock.sendall(payload)
+        try:
+            if len(payload) <= 4096:
+                self.sock.sendall(hdr + bytes(payload))
+            else:
+                self.sock.sendall(hdr)
+                self.sent = True
+                self.sock.sendall(payload)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            if self.reused and not self.sent:
+                raise _Stale() from e
+            raise
+        self.sent = True
 
     def reply(self, op):
         """One reply frame: (result, payload, flags)."""
@@ -192,9 +209,15 @@ class _Conn(object):
 
 
 class Broker(object):
-    """The daemon serving one device, at the unix socket ``path``."""
+    """The daemon serving one device, at the unix socket ``path``.
 
-    def __init__(self, path, pool_max=8):
+    ``pool_max`` bounds the idle connections kept, not the requests in
+    flight: a request that finds none idle opens one (the daemon runs a
+    thread per connection), and one given back to a full pool is closed.
+    Keep it at the concurrency expected, or requests past it pay a
+    connect and a HELLO each."""
+
+    def __init__(self, path, pool_max=64):
         self.path = path
         self.pool_max = pool_max
         self._lock = threading.Lock()
@@ -214,7 +237,12 @@ class Broker(object):
                 self.colls = set()
                 self._pid = os.getpid()
             if self._idle:
-                return self._idle.pop()
+                c = self._idle.pop()
+                c.reused, c.sent = True, False
+                return c
+        return self._get_new()
+
+    def _get_new(self):
         try:
             return _Conn(self.path)
         except OSError as e:
@@ -239,7 +267,14 @@ class Broker(object):
     def _run(self, fn, what):
         c = self._get()
         try:
-            out = fn(c)
+            try:
+                out = fn(c)
+            except _Stale:
+                # the daemon restarted: the other idle ones are its too
+                c.close()
+                self.close()
+                c = self._get_new()
+                out = fn(c)
         except BrokerError:
             c.close()
             raise

@@ -347,7 +347,9 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
 
     Options (``[app:object-server]`` and the replicator's section):
     ``rawstore_socket`` -- the broker socket of a device, ``{device}``
-    replaced by its name (default ``/run/rawstore/{device}.sock``).
+    replaced by its name (default ``/run/rawstore/{device}.sock``);
+    ``rawstore_broker_connections`` -- idle connections kept per device
+    (default 64; past them a request opens and closes its own).
     A device is available when its socket exists (``mount_check`` has no
     mount to check).
     """
@@ -367,6 +369,8 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
         self.use_splice = False
         self.use_linkat = False
         self._brokers = {}
+        self.broker_connections = int(conf.get(
+            'rawstore_broker_connections', 64))
         env = {'os': _StoreOs(self), 'open': self._open_file,
                'read_metadata': self.read_store_metadata,
                'remove_file': self._remove_file,
@@ -393,7 +397,8 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
     def broker(self, device):
         b = self._brokers.get(device)
         if b is None:
-            b = self._brokers[device] = Broker(self.socket_path(device))
+            b = self._brokers[device] = Broker(
+                self.socket_path(device), self.broker_connections)
         return b
 
     def get_dev_path(self, device, mount_check=None):

@@ -7,13 +7,21 @@ swift.common.utils.SWIFT_CONF_FILE before anything reads it, then does
 what /usr/bin/swift-<name> does.
 
 Usage: server.py SWIFT_CONF NAME CONF   (NAME: proxy-server, object-server, ...)
+
+With RAWSTORE_PYPROF=DIR in the environment, the server and its workers
+are sampled by saio/pyprof.py into DIR.
 """
 
+import os
 import sys
 
 from swift.common import utils
 
 utils.SWIFT_CONF_FILE = sys.argv[1]
+if os.environ.get('RAWSTORE_PYPROF'):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pyprof  # noqa: E402
+    pyprof.start(os.path.join(os.environ['RAWSTORE_PYPROF'], sys.argv[2]))
 
 from swift.common import storage_policy  # noqa: E402
 from swift.common.wsgi import run_wsgi  # noqa: E402

@@ -88,8 +88,15 @@ class StoreTest(unittest.TestCase):
                        check=True, stdout=subprocess.DEVNULL)
         cls.sock = os.path.join(cls.tmp, DEV + '.sock')
         cls.log = open(os.path.join(cls.tmp, 'rawstored.log'), 'wb')
+        cls.store_arg = '%s:%s:%s:%s' % (DEV, dev, meta, cls.sock)
+        cls.start_daemon()
+        cls.devices = os.path.join(cls.tmp, 'devices')
+        os.makedirs(os.path.join(cls.devices, DEV))
+
+    @classmethod
+    def start_daemon(cls):
         cls.daemon = subprocess.Popen(
-            [RAWSTORED, '--store', '%s:%s:%s:%s' % (DEV, dev, meta, cls.sock)],
+            [RAWSTORED, '--store', cls.store_arg],
             stderr=cls.log, preexec_fn=die_with_parent)
         for _ in range(500):
             s = socket.socket(socket.AF_UNIX)
@@ -105,13 +112,15 @@ class StoreTest(unittest.TestCase):
                 s.close()
         else:
             raise RuntimeError('rawstored did not answer')
-        cls.devices = os.path.join(cls.tmp, 'devices')
-        os.makedirs(os.path.join(cls.devices, DEV))
+
+    @classmethod
+    def stop_daemon(cls):
+        cls.daemon.send_signal(signal.SIGTERM)
+        return cls.daemon.wait()
 
     @classmethod
     def tearDownClass(cls):
-        cls.daemon.send_signal(signal.SIGTERM)
-        rc = cls.daemon.wait()
+        rc = cls.stop_daemon()
         cls.log.close()
         shutil.rmtree(cls.tmp)
         assert rc == 0, 'rawstored exited %d' % rc
@@ -554,6 +563,39 @@ class TestEntryPoint(unittest.TestCase):
 
 
 class TestBroker(StoreTest):
+    def test_pooled_connections_outlive_a_daemon_restart(self):
+        self.broker.ensure_coll('restart')
+        t = Txn()
+        t.write('restart', b'o', 0, b'before')
+        self.broker.submit(t)
+        # two idle connections in the pool, both to this daemon
+        a, b = self.broker._get(), self.broker._get()
+        self.broker._put(a)
+        self.broker._put(b)
+        self.assertEqual(len(self.broker._idle), 2)
+        self.assertEqual(self.stop_daemon(), 0)
+        self.start_daemon()
+        # the pooled connections' daemon is gone: the request did not
+        # leave, so it runs on a new connection, and the pool is emptied
+        self.assertEqual(self.broker.read('restart', b'o', 0, 6), b'before')
+        self.assertEqual(len(self.broker._idle), 1)
+        self.assertFalse(self.broker._idle[0].reused)
+        t = Txn()
+        t.write('restart', b'o', 0, b'after!')
+        self.broker.submit(t)
+        self.assertEqual(self.broker.read('restart', b'o', 0, 6), b'after!')
+
+    def test_a_daemon_gone_for_good_is_an_error(self):
+        self.broker.coll_list()     # one idle connection
+        self.assertEqual(self.stop_daemon(), 0)
+        try:
+            with self.assertRaises(BrokerError) as cm:
+                self.broker.coll_list()
+            self.assertIn(cm.exception.errno,
+                          (errno.ENOENT, errno.ECONNREFUSED))
+        finally:
+            self.start_daemon()
+
     def test_errors_are_raised_with_errno(self):
         with self.assertRaises(BrokerError) as cm:
             self.broker.stat('no-such-coll', b'x')
