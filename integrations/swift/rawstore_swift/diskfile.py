@@ -40,6 +40,7 @@ not be used from tpool's native threads.
 import errno
 import hashlib
 import io
+import json
 import os
 import pickle
 import random
@@ -723,8 +724,14 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
         devices are the directories under ``devices`` (those with a
         socket, with mount_check), the partitions the collections
         ``objects[-N]/<part>``, the suffixes and hashes their names.
-        Unlike Swift's it keeps no auditor_status file: a restarted
-        auditor starts again from the first partition."""
+
+        It keeps Swift's resume point: before each partition the ones
+        left are written to ``auditor_status_<TYPE>.json`` in the
+        datadir under the device's directory (a file, as Swift's, on
+        the file system that holds the locks), so an auditor restarted
+        mid-sweep goes on from there; a device swept to the end saves
+        an empty list, and the auditor's ``clear_auditor_status`` at
+        the end of a sweep removes the files."""
         datadir = sdf.get_data_dir(policy)
         prefix = datadir + '/'
         devices = sdf.listdir(self.devices)
@@ -735,16 +742,21 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
             if self.get_dev_path(device) is None:
                 self.logger.debug('Skipping %s: no rawstored socket', device)
                 continue
-            try:
-                colls = self.broker(device).coll_list()
-            except BrokerError as e:
-                self.logger.warning('Skipping %s: %s', device, e)
-                continue
-            parts = sorted((c[len(prefix):] for c in colls
-                            if c.startswith(prefix) and
-                            c[len(prefix):].isdigit()), key=int)
-            for part in parts:
-                part_path = os.path.join(self.devices, device, datadir, part)
+            datadir_path = os.path.join(self.devices, device, datadir)
+            parts = self._auditor_status(datadir_path, auditor_type)
+            if parts is None:
+                try:
+                    colls = self.broker(device).coll_list()
+                except BrokerError as e:
+                    self.logger.warning('Skipping %s: %s', device, e)
+                    continue
+                parts = sorted((c[len(prefix):] for c in colls
+                                if c.startswith(prefix) and
+                                c[len(prefix):].isdigit()), key=int)
+            for pos, part in enumerate(parts):
+                sdf.update_auditor_status(datadir_path, self.logger,
+                                          parts[pos:], auditor_type)
+                part_path = os.path.join(datadir_path, part)
                 try:
                     suffixes = self.store_listdir(part_path)
                 except OSError as e:
@@ -757,3 +769,28 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
                         yield sdf.AuditLocation(
                             os.path.join(suff_path, hsh), device, part,
                             policy)
+            sdf.update_auditor_status(datadir_path, self.logger, [],
+                                      auditor_type)
+
+    def _auditor_status(self, datadir_path, auditor_type):
+        """The partitions a sweep left on this device, or None to start
+        one (no status file, or one that cannot be read, as Swift's
+        get_auditor_status).  Makes the directory the status goes to."""
+        path = os.path.join(datadir_path,
+                            'auditor_status_%s.json' % auditor_type)
+        try:
+            os.makedirs(datadir_path, exist_ok=True)
+            with open(path, encoding='utf8') as f:
+                parts = json.load(f)['partitions']
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            self.logger.warning('Cannot read %s (%s): auditing every '
+                                'partition', path, e)
+            return None
+        if not isinstance(parts, list) or \
+                not all(isinstance(p, str) for p in parts):
+            self.logger.warning('%s is not a list of partitions: auditing '
+                                'every partition', path)
+            return None
+        return parts

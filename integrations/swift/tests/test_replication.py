@@ -10,17 +10,20 @@
   partition on a store, ours finds every one; delete_handoff_objs and
   delete_partition remove through the store.
 - The auditor: Swift's AuditorWorker finds every object through
-  object_audit_location_generator and quarantines a bad one.
+  object_audit_location_generator and quarantines a bad one; a sweep
+  stopped midway resumes at the partition it was in.
 
 The cluster-level checks (ssync between servers, a wiped device, bytes
 corrupted on the device) are tests/harness/swift-replication.sh.
 """
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 import unittest
+from unittest import mock
 
 from swift.common import utils
 from swift.common.ring import RingBuilder
@@ -223,6 +226,9 @@ class TestAuditor(StoreTest):
         with self.mgr.get_diskfile_from_audit_location(loc).open() as d:
             self.assertEqual(d.get_metadata()['name'], '/a/c/a30-0')
 
+        # The sweep above ran to its end and saved its resume point (no
+        # partition left); Swift's auditor clears it when a sweep ends.
+        self.mgr.clear_auditor_status(POLICY)
         # Swift's AuditorWorker, the backend loaded through the policy
         conf = {'devices': self.devices, 'mount_check': 'true',
                 'rawstore_socket': os.path.join(self.tmp, '{device}.sock'),
@@ -240,6 +246,58 @@ class TestAuditor(StoreTest):
         self.assertEqual(len(q), 1)
         self.assertTrue(q[0].startswith(
             utils.hash_path('a', 'c', 'rotten').encode()))
+
+
+class TestAuditorResume(StoreTest):
+    def test_a_stopped_sweep_resumes_where_it_was(self):
+        parts = (2, 7, 40)
+        for part in parts:
+            for i in range(3):
+                put(self.mgr, part, 'r%d-%d' % (part, i), b'x', Timestamp.now())
+        status = os.path.join(self.devices, DEV, 'objects',
+                              'auditor_status_ALL.json')
+        self.mgr.clear_auditor_status(POLICY)
+        # Swift writes the status at most once a minute: every time here
+        with mock.patch.object(sdf, 'MIN_TIME_UPDATE_AUDITOR_STATUS', -1):
+            gen = self.mgr.object_audit_location_generator(POLICY)
+            seen = []
+            for loc in gen:
+                seen.append(loc.partition)
+                if loc.partition == '7':
+                    break       # the auditor dies in partition 7
+            gen.close()
+            self.assertEqual(seen[:3], ['2', '2', '2'])
+            with open(status) as f:
+                self.assertEqual(json.load(f), {'partitions': ['7', '40']})
+            # a new auditor goes on from 7: 2 is not walked again
+            again = [loc.partition for loc in
+                     self.mgr.object_audit_location_generator(POLICY)]
+            self.assertEqual(again, ['7'] * 3 + ['40'] * 3)
+            with open(status) as f:
+                self.assertEqual(json.load(f), {'partitions': []})
+            # the end of a sweep clears it: the next starts from the first
+            self.mgr.clear_auditor_status(POLICY)
+            self.assertFalse(os.path.exists(status))
+            full = [loc.partition for loc in
+                    self.mgr.object_audit_location_generator(POLICY)]
+            self.assertEqual(full, ['2'] * 3 + ['7'] * 3 + ['40'] * 3)
+            # a partition removed meanwhile is passed over
+            self.mgr.clear_auditor_status(POLICY)
+            with open(status, 'w') as f:
+                json.dump({'partitions': ['5', '40']}, f)
+            self.assertEqual(
+                [loc.partition for loc in
+                 self.mgr.object_audit_location_generator(POLICY)],
+                ['40'] * 3)
+            # an unreadable status: every partition, and said
+            with open(status, 'w') as f:
+                f.write('{not json')
+            self.assertEqual(
+                len(list(self.mgr.object_audit_location_generator(POLICY))),
+                9)
+            self.assertTrue(any('Cannot read' in x
+                                for x in self.logger.lines))
+        self.mgr.clear_auditor_status(POLICY)
 
 
 if __name__ == '__main__':
