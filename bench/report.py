@@ -1072,6 +1072,8 @@ def main():
     ap.add_argument("--wall", type=float)
     ap.add_argument("--peer", help="JSON lines of the host-side BlueStore comparison")
     ap.add_argument("--swift", help="JSON lines of the Swift benchmark (swiftload.py)")
+    ap.add_argument("--swift-git", help="the revision the Swift lines were measured "
+                    "at, when they come from a run of their own")
     a = ap.parse_args()
     raw = os.path.join(a.dir, "raw")
     plots = os.path.join(a.dir, "plots")
@@ -1084,7 +1086,7 @@ def main():
         return 1
     recs = enrich(lines, raw, env, a.accel, a.git)
     peer = host_lines(a.peer, a.git)
-    swift = host_lines(a.swift, a.git)
+    swift = host_lines(a.swift, a.swift_git or a.git)
     recs += peer + swift
     with open(os.path.join(a.dir, "results.jsonl"), "w") as f:
         for r in recs:
@@ -1592,7 +1594,12 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
 
     # ---- peer ---------------------------------------------------------------------
     pcells = peer_section(peer, P, missing)
-    scells = swiftreport.section(swift, P, missing, "4b")
+    snote = None
+    if a.swift_git and a.swift_git != a.git:
+        snote = ("Measured apart from the rest of this report: "
+                 "`integrations/swift/bench/run` at git revision `%s` on the "
+                 "same host, its lines in `raw/swift/swift.jsonl`." % a.swift_git)
+    scells = swiftreport.section(swift, P, missing, "4b", snote)
 
     powercut_section(recs, P, missing, env.get("mode"), host_io_errors(raw))
 
@@ -1637,7 +1644,7 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
                                                    "; loses " + ", ".join(lost) if lost else "")))
     targets += jrows or files_verdicts(cells, keys)
     targets += peer_targets(peer, pcells)
-    targets += swiftreport.targets(scells)
+    targets += swiftreport.targets(scells, swift)
     # blockdev against fio: (fio job, cell, field, target, what, unit, digits);
     # 1 MiB creates from the caller's buffer where measured (fio does not copy)
     for job, key, f, want, what, unit, dig in [

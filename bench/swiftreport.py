@@ -7,7 +7,8 @@
 # one per (backend, op, size, clients) and repetition; every line carries
 # "swiftload": 1.  Figures are medians over the repetitions; a cell with an
 # error in any repetition is listed among the missing cells and never
-# counted as a win.
+# counted as a win.  Lines with "functests": 1 (bench/run --functests) hold
+# the counts of Swift's functional suite on one backend.
 import statistics
 
 BACKENDS = ("rawstore", "xfs", "ext4")
@@ -61,14 +62,129 @@ def fmt_ratio(r):
     return "-" if r is None else "%.2f×" % r
 
 
-def section(lines, P, missing, number="3d"):
-    """The table; returns the cells (for targets)."""
+CPU_GROUPS = (("host", "host"), ("object-server", "object server"),
+              ("rawstored", "rawstored"), ("proxy-server", "proxy"),
+              ("container-server", "container server"))
+
+
+def med_cpu(c, group):
+    vals = [r["cpu_ms_per_op"][group] for r in c["reps"]
+            if group in (r.get("cpu_ms_per_op") or {})]
+    return statistics.median(vals) if vals else None
+
+
+def cpu_table(cs, P):
+    """CPU time per PUT of each process group, per backend."""
+    keys = sorted(k for k in cs if k[0] == "put")
+    if not any(r.get("cpu_ms_per_op") for k in keys for b in cs[k].values()
+               for r in b["reps"]):
+        return
+    P("Where the CPU went, per PUT: the user + system time of each process "
+      "group over the phase (`swiftload --cpu`, from `/proc/PID/stat`: a "
+      "server with its workers) divided by the PUTs, in ms, medians, "
+      "rawstore / XFS / ext4. host is the whole machine but idle and iowait "
+      "(`/proc/stat`), the load generator included; rest is host minus the "
+      "groups named (the load generator, memcached, the account server, "
+      "the loop devices' and the file systems' kernel threads). rawstore's "
+      "storage work is the object server's and rawstored's; the file "
+      "backends' is the object server's system calls and the kernel "
+      "threads. With 2 CPUs a cell whose host time per PUT times its rate "
+      "nears 2000 ms/s is CPU-bound, and the backend with less CPU per PUT "
+      "wins it.")
+    P("")
+    P("| size | clients | host | object server | rawstored | proxy | container server | rest |")
+    P("|---|---|---|---|---|---|---|---|")
+    for k in keys:
+        c = cs[k]
+        row = [size_name(k[1]), "%d" % k[2]]
+        rest = []
+        for g, _ in CPU_GROUPS:
+            if g == "rawstored":
+                row.append(fmt(med_cpu(c["rawstore"], g), 2)
+                           if c.get("rawstore") else "-")
+                continue
+            row.append(" / ".join(fmt(med_cpu(c[b], g), 2) if c.get(b) else "-"
+                                  for b in BACKENDS))
+        for b in BACKENDS:
+            if not c.get(b) or med_cpu(c[b], "host") is None:
+                rest.append("-")
+                continue
+            named = sum(med_cpu(c[b], g) or 0 for g, _ in CPU_GROUPS if g != "host")
+            rest.append(fmt(med_cpu(c[b], "host") - named, 2))
+        row.append(" / ".join(rest))
+        P("| " + " | ".join(row) + " |")
+    P("")
+
+
+def functests(lines):
+    """{backend: counts line} of Swift's functional suite."""
+    return dict((r["backend"], r) for r in lines if r.get("functests") == 1)
+
+
+def functests_table(ft, P):
+    if not ft:
+        return
+    P("Swift's functional suite (`test/functional` of Debian's source of the "
+      "installed Swift, run by `integrations/swift/saio/functests` with "
+      "stestr, one test at a time) against each backend's all-in-one "
+      "(`saio/run`'s defaults, as Swift's SAIO: 1 GiB devices, "
+      "`disable_fallocate = true`):")
+    P("")
+    P("| backend | passed | failed | skipped | failed tests |")
+    P("|---|---|---|---|---|")
+    for b in BACKENDS:
+        r = ft.get(b)
+        if r is None:
+            P("| %s | not run | | | |" % LABEL[b])
+            continue
+        names = [n.rsplit(".", 2)[-2] + "." + n.rsplit(".", 1)[-1]
+                 for n in r.get("failed_tests", [])]
+        P("| %s | %d | %d | %d | %s |" % (LABEL[b], r["passed"], r["failed"],
+                                          r["skipped"], ", ".join(names) or "none"))
+    P("")
+
+
+def functests_target(ft):
+    """rawstore passes every test that passes on the file backend: each of
+    its failures fails on every stock backend run, and it skips no more."""
+    what = ("Swift's functional suite: every test that passes on Swift's file "
+            "backend passes on rawstore")
+    stock = [b for b in ("xfs", "ext4") if b in ft]
+    if "rawstore" not in ft or not stock:
+        return (None, what, "not run on rawstore and a file backend")
+    r = ft["rawstore"]
+    worse = []
+    for b in stock:
+        only = set(r.get("failed_tests", [])) - set(ft[b].get("failed_tests", []))
+        if only:
+            worse.append("%d fail on rawstore and not on %s (%s)" % (
+                len(only), b, ", ".join(sorted(only))))
+        if "skipped_tests" in r and "skipped_tests" in ft[b]:
+            sk = set(r["skipped_tests"]) - set(ft[b]["skipped_tests"])
+            if sk:
+                worse.append("%d skipped on rawstore only (%s)" % (len(sk), ", ".join(sorted(sk))))
+        elif r["skipped"] > ft[b]["skipped"]:
+            worse.append("%d more skipped than on %s" % (r["skipped"] - ft[b]["skipped"], b))
+    detail = "rawstore %d passed, %d failed; %s" % (
+        r["passed"], r["failed"], "; ".join(
+            "%s %d passed, %d failed" % (b, ft[b]["passed"], ft[b]["failed"]) for b in stock))
+    if worse:
+        return (False, what, detail + "; " + "; ".join(worse))
+    return (True, what, detail)
+
+
+def section(lines, P, missing, number="3d", note=None):
+    """The tables; returns the cells (for targets)."""
     cs = cells(lines)
-    if not cs:
+    ft = functests(lines)
+    if not cs and not ft:
         return cs
-    reps = max(len(b["reps"]) for c in cs.values() for b in c.values())
+    reps = max([len(b["reps"]) for c in cs.values() for b in c.values()] or [0])
     P("## %s. Swift on rawstore against Swift on XFS and on ext4 (host)" % number)
     P("")
+    if note:
+        P(note)
+        P("")
     P("OpenStack Swift 2.30 (Debian's packages), one all-in-one on this host "
       "(`integrations/swift/saio/run`: proxy with tempauth, account, container "
       "and object servers, 4 object devices in 2 zones, 3 replicas) started "
@@ -118,16 +234,22 @@ def section(lines, P, missing, number="3d"):
                                       for b in BACKENDS))
             P("| " + " | ".join(row) + " |")
         P("")
+    cpu_table(cs, P)
+    functests_table(ft, P)
     return cs
 
 
-def targets(cs):
+def targets(cs, lines=()):
     """One row per stock backend: rawstore ahead on small-object PUT (4 KiB
-    and 64 KiB) at every concurrency measured; each miss named."""
+    and 64 KiB) at every concurrency measured; each miss named.  With the
+    functional suite's counts among the lines, its row too."""
     what = ("Swift on rawstore beats Swift on %s on small-object PUT (≤ 64 KiB) "
             "at every concurrency, objects/s")
+    ft = functests(lines)
+    extra = [functests_target(ft)] if ft else []
     if not cs:
-        return [(None, what % "XFS and ext4", "not measured: the Swift benchmark did not run")]
+        return [(None, what % "XFS and ext4",
+                 "not measured: the Swift benchmark did not run")] + extra
     out = []
     for other in ("xfs", "ext4"):
         keys = sorted(k for k in cs if k[0] == "put" and k[1] <= SMALL)
@@ -151,7 +273,7 @@ def targets(cs):
         # a loss is a miss; no loss but a cell not measured proves nothing
         verdict = False if lost else (True if won and not unmeasured else None)
         out.append((verdict, what % {"xfs": "XFS", "ext4": "ext4"}[other], detail))
-    return out
+    return out + extra
 
 
 def main(argv):
@@ -173,7 +295,7 @@ def main(argv):
     md.append("")
     md.append("| | target | this run |")
     md.append("|---|---|---|")
-    for ok_, what, detail in targets(cs):
+    for ok_, what, detail in targets(cs, lines):
         md.append("| %s | %s | %s |" % ({True: "**met**", False: "**not met**",
                                          None: "not checked"}[ok_], what, detail))
     md.append("")

@@ -17,7 +17,10 @@
 # The Swift section (--swift, swiftload.py lines) tabulates rawstore, XFS
 # and ext4 per size and clients with medians, lists an errored cell among
 # the missing, and its PUT target names each loss and is "not checked"
-# when a cell was not measured.
+# when a cell was not measured; its CPU table gives each process group's
+# time per PUT (medians) and the rest of the host; the functional suite's
+# counts per backend, and its target, not met when rawstore fails a test
+# a file backend passes (bench/swiftreport.py alone, on the same lines).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -159,13 +162,22 @@ PY
 # XFS, loses 4 KiB x 16 against ext4, and XFS failed its 64 KiB cell.
 python3 - > "$tmp/swift.jsonl" <<'PY'
 import json
-def line(b, op, size, n, ops, p50=1.0, p99=5.0, errors=0, why=None):
-    print(json.dumps({"swiftload": 1, "backend": b, "op": op, "size": size, "clients": n,
-                      "ops": int(ops * 10), "seconds": 10.0, "ops_per_s": ops, "p50_ms": p50,
-                      "p99_ms": p99, "errors": errors, "first_error": why}))
-line("rawstore", "put", 4096, 1, 100, 2.0)
-line("rawstore", "put", 4096, 1, 110, 4.0)
-line("xfs", "put", 4096, 1, 80)
+def line(b, op, size, n, ops, p50=1.0, p99=5.0, errors=0, why=None, cpu=None):
+    r = {"swiftload": 1, "backend": b, "op": op, "size": size, "clients": n,
+         "ops": int(ops * 10), "seconds": 10.0, "ops_per_s": ops, "p50_ms": p50,
+         "p99_ms": p99, "errors": errors, "first_error": why}
+    if cpu:
+        r["cpu_ms_per_op"] = cpu
+    print(json.dumps(r))
+def cpu(host, obj, proxy, cont, rawstored=None):
+    c = {"host": host, "object-server": obj, "proxy-server": proxy,
+         "container-server": cont, "account-server": 0.5}
+    if rawstored is not None:
+        c["rawstored"] = rawstored
+    return c
+line("rawstore", "put", 4096, 1, 100, 2.0, cpu=cpu(14.0, 5.0, 4.0, 2.0, 1.0))
+line("rawstore", "put", 4096, 1, 110, 4.0, cpu=cpu(16.0, 6.0, 4.0, 2.0, 2.0))
+line("xfs", "put", 4096, 1, 80, cpu=cpu(15.0, 7.0, 4.0, 2.0))
 line("ext4", "put", 4096, 1, 90)
 for b, v in (("rawstore", 300), ("xfs", 250), ("ext4", 400)):
     line(b, "put", 4096, 16, v)
@@ -174,9 +186,29 @@ line("xfs", "put", 65536, 16, 0, None, None, 3, "PUT 0-1: HTTP 503")
 line("ext4", "put", 65536, 16, 150)
 for b, v in (("rawstore", 500), ("xfs", 400), ("ext4", 450)):
     line(b, "get", 4096, 1, v)
+# the functional suite: rawstore fails one test ext4 fails too, and none
+# that XFS passes; ext4 fails two more
+def ft(b, passed, failed, skipped):
+    print(json.dumps({"functests": 1, "backend": b, "passed": passed,
+                      "failed": len(failed), "skipped": skipped,
+                      "failed_tests": failed}))
+ft("rawstore", 10, ["t.a.T.test_x"], 2)
+ft("xfs", 10, ["t.a.T.test_x"], 2)
+ft("ext4", 8, ["t.a.T.test_x", "t.a.T.test_y", "t.b.U.test_z"], 2)
+PY
+# and one where rawstore fails a test XFS passes
+python3 - "$tmp/swift.jsonl" > "$tmp/swift2.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("functests") and r["backend"] == "rawstore":
+        r["failed_tests"] = ["t.a.T.test_x", "t.c.V.test_w"]
+        r["failed"] = 2
+    print(json.dumps(r))
 PY
 python3 "$repo/bench/report.py" "$tmp/a" --accel tcg --git test --peer "$tmp/peer.jsonl" \
 	--swift "$tmp/swift.jsonl" > /dev/null
+python3 "$repo/bench/swiftreport.py" "$tmp/swift2.jsonl" --git test > "$tmp/swift2.md"
 mk "$tmp/b" 0
 printf '%s\n' 'vm/run: host I/O error 1 on disk fs: write failed: Input/output error' \
 	'vm/run: host I/O error 2 on disk fs: write failed: Input/output error' \
@@ -196,7 +228,7 @@ case $pc in
 *) echo "not ok - a full run stopped in the campaign: $pc"; exit 1 ;;
 esac
 
-python3 - "$tmp/a/report.md" "$tmp/b/report.md" <<'PY'
+python3 - "$tmp/a/report.md" "$tmp/b/report.md" "$tmp/swift2.md" <<'PY'
 import sys
 a, b = (open(p).read() for p in sys.argv[1:3])
 bad = 0
@@ -277,7 +309,8 @@ row(a, "2", "| 2 | 1 MiB | 254 | 400 | 400 | 400 | ok | **no drop** |",
 row(b, "1", "| 1 | 1 MiB | 254 | - | 254 | 254 | ok | not shown: blocks after the creates "
     "not measured |", "dm-thin: a run that did not read the blocks after the creates shows nothing")
 sw = a.split("## 4b.", 1)[-1].split("\n## ", 1)[0]
-rows = [l for l in sw.splitlines() if l.startswith("| ") and "KiB" in l]
+rows = [l for l in sw.split("Where the CPU went")[0].splitlines()
+        if l.startswith("| ") and "KiB" in l]
 wrows = ["| 4 KiB | 1 | 105.0 | 80.0 | 90.0 | 1.31× | 1.17× | 3.0 / 1.0 / 1.0 | 5.0 / 5.0 / 5.0 |",
         "| 4 KiB | 16 | 300.0 | 250.0 | 400.0 | 1.20× | 0.75× | 1.0 / 1.0 / 1.0 | 5.0 / 5.0 / 5.0 |",
         "| 64 KiB | 16 | 200.0 | **3 errors** | 150.0 | - | 1.33× | 1.0 / - / 1.0 | 5.0 / - / 5.0 |",
@@ -297,6 +330,33 @@ want(a, "Swift on rawstore beats Swift on ext4 on small-object PUT (≤ 64 KiB) 
      "concurrency, objects/s", "**not met**",
      "wins 2 of 3 cells; loses 4 KiB × 16 clients (0.75×)",
      "swift: a loss against ext4 is a miss, named with its ratio")
+crow = [l for l in sw.split("Where the CPU went", 1)[-1].splitlines()
+        if l.startswith("| 4 KiB | 1 |")]
+# medians of two repetitions; rest = host - the named groups (the account
+# server is not one of them)
+want_c = "| 4 KiB | 1 | 15.00 / 15.00 / - | 5.50 / 7.00 / - | 1.50 | 4.00 / 4.00 / - | 2.00 / 2.00 / - | 2.00 / 2.00 / - |"
+if crow != [want_c]:
+    print("not ok - swift: CPU per PUT per process group, medians, rest of the host")
+    print("    got:  %s\n    want: %s" % (crow, want_c))
+    bad = 1
+else:
+    print("ok - swift: CPU per PUT per process group, medians, rest of the host")
+frows = [l for l in sw.splitlines() if l.startswith("| ext4 (Swift")]
+if frows != ["| ext4 (Swift's file backend) | 8 | 3 | 2 | T.test_x, T.test_y, U.test_z |"]:
+    print("not ok - swift: the functional suite's counts per backend: %s" % frows)
+    bad = 1
+else:
+    print("ok - swift: the functional suite's counts per backend")
+fwhat = "Swift's functional suite: every test that passes on Swift's file backend passes on rawstore"
+want(a, fwhat, "**met**",
+     "rawstore 10 passed, 1 failed; xfs 10 passed, 1 failed; ext4 8 passed, 3 failed",
+     "swift: the functional suite's target, met")
+a2 = open(sys.argv[3]).read()
+want(a2, fwhat, "**not met**",
+     "rawstore 10 passed, 2 failed; xfs 10 passed, 1 failed; ext4 8 passed, 3 failed; "
+     "1 fail on rawstore and not on xfs (t.c.V.test_w); "
+     "1 fail on rawstore and not on ext4 (t.c.V.test_w)",
+     "swift: a test failing on rawstore alone is a miss, named")
 want(b, "Swift on rawstore beats Swift on XFS and ext4 on small-object PUT (≤ 64 KiB) at "
      "every concurrency, objects/s", "not checked",
      "not measured: the Swift benchmark did not run", "swift: not run, not checked")
