@@ -90,9 +90,14 @@ class _Where(object):
     """A Swift path in the store: device, collection, name prefix."""
 
     def __init__(self, mgr, path):
-        rel = os.path.relpath(os.path.normpath(path), mgr.devices)
-        parts = rel.split(os.sep)
-        if rel.startswith('..') or len(parts) < 3:
+        # Swift's paths are absolute, under devices: a prefix test, not
+        # os.path.relpath (which resolves both paths, five times a PUT)
+        norm = os.path.normpath(path if os.path.isabs(path)
+                                else os.path.abspath(path))
+        if not norm.startswith(mgr.devices_prefix):
+            raise _oserror(errno.ENOENT, path)
+        parts = norm[len(mgr.devices_prefix):].split(os.sep)
+        if len(parts) < 3:
             raise _oserror(errno.ENOENT, path)
         self.path = path
         self.broker = mgr.broker(parts[0])
@@ -364,7 +369,8 @@ class RawstoreDiskFileManager(sdf.DiskFileManager):
 
     def __init__(self, conf, logger):
         super().__init__(conf, logger)
-        self.devices = os.path.normpath(self.devices)
+        self.devices = os.path.normpath(os.path.abspath(self.devices))
+        self.devices_prefix = self.devices.rstrip(os.sep) + os.sep
         self.socket_fmt = conf.get('rawstore_socket',
                                    '/run/rawstore/{device}.sock')
         self.use_splice = False
