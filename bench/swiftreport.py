@@ -137,7 +137,8 @@ def functests_table(ft, P):
         if r is None:
             P("| %s | not run | | | |" % LABEL[b])
             continue
-        names = [n.rsplit(".", 2)[-2] + "." + n.rsplit(".", 1)[-1]
+        # Class.test, or the whole id of a fixture ("tearDownModule(...)")
+        names = [n if "(" in n or n.count(".") < 2 else ".".join(n.rsplit(".", 2)[-2:])
                  for n in r.get("failed_tests", [])]
         P("| %s | %d | %d | %d | %s |" % (LABEL[b], r["passed"], r["failed"],
                                           r["skipped"], ", ".join(names) or "none"))
@@ -191,7 +192,8 @@ def section(lines, P, missing, number="3d", note=None):
       "three times with the same rings and the same load: object devices that "
       "are rawstore stores (`rawstore_swift`, through `rawstored`), then Swift's "
       "own file backend on XFS and on ext4 (the same loop devices, one file "
-      "system each), with Swift's default `disable_fallocate = false` (the file "
+      "system each; each device a 4 GiB file written in full with zeros "
+      "before its start, `saio/run --fill`), with Swift's default `disable_fallocate = false` (the file "
       "backend preallocates each PUT). The load is `integrations/swift/bench/swiftload.py`: N "
       "clients with one keep-alive connection each PUT new objects for a fixed "
       "time, then GET them back (bodies compared). Objects per second over all "
