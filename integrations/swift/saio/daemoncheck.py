@@ -103,26 +103,29 @@ def until(pred, wait=WAIT):
 
 
 def check_expirer(d, cl):
+    obj = 'expiring-%d' % time.time()    # a name of its own: reruns
     st, _ = cl.req('PUT', '/dc')
     if st // 100 != 2:
         return result('expirer', False, 'container PUT: %d' % st)
-    st, _ = cl.req('PUT', '/dc/expiring', b'soon gone',
+    st, _ = cl.req('PUT', '/dc/' + obj, b'soon gone',
                    {'X-Delete-After': '3'})
     if st != 201:
         return result('expirer', False, 'PUT: %d' % st)
-    if len([f for f in replica_files(d, cl.account, 'dc', 'expiring')
+    if len([f for f in replica_files(d, cl.account, 'dc', obj)
             if f.endswith('.data')]) != 3:
         return result('expirer', False, 'no 3 .data replicas after the PUT')
 
     def expired():
-        fs = replica_files(d, cl.account, 'dc', 'expiring')
+        fs = replica_files(d, cl.account, 'dc', obj)
         return not any(f.endswith('.data') for f in fs) and \
             sum(f.endswith('.ts') for f in fs) == 3
-    ok = until(expired)
-    st, _ = cl.req('GET', '/dc/expiring')
+    # The expirer may have just removed the day's queue container, empty
+    # until this PUT: the container updater lists it in the account again
+    ok = until(expired, 150)
+    st, _ = cl.req('GET', '/dc/' + obj)
     return result('expirer', ok and st == 404,
                   'replicas now: %s, GET %d' % (
-                      replica_files(d, cl.account, 'dc', 'expiring'), st))
+                      replica_files(d, cl.account, 'dc', obj), st))
 
 
 def saio(*args):
@@ -131,6 +134,7 @@ def saio(*args):
 
 
 def check_updater(d, cl):
+    late = 'late-%d' % time.time()
     st, _ = cl.req('PUT', '/uc')
     st2, _ = cl.req('HEAD', '/uc')     # the proxy caches the container
     if st // 100 != 2 or st2 // 100 != 2:
@@ -139,7 +143,7 @@ def check_updater(d, cl):
     before = len(pendings(d))
     saio('stop-one', d, 'container-server')
     try:
-        st, _ = cl.req('PUT', '/uc/late', b'listed later')
+        st, _ = cl.req('PUT', '/uc/' + late, b'listed later')
         made = len(pendings(d)) - before
     finally:
         saio('start-one', d, 'container-server')
@@ -149,7 +153,7 @@ def check_updater(d, cl):
 
     def sent():
         s, body = cl.req('GET', '/uc?format=json')
-        return s == 200 and 'late' in [o['name'] for o in json.loads(body)] \
+        return s == 200 and late in [o['name'] for o in json.loads(body)] \
             and len(pendings(d)) == before
     ok = until(sent)
     return result('updater', ok, '%d async pendings were made, %d left; '
