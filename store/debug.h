@@ -171,7 +171,8 @@ uint64_t rs_debug_space_held(struct rawstore *st);
 /* Space-layer records written with no batch open (each stopped the store)
  * and batches closed past the entries they were sized for: both are bugs,
  * counted since open. */
-void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns);
+void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns,
+			    uint64_t *misnested);
 
 /* Read every free range the store holds as zeroed (recorded, ready or
  * pending) from the device: 0 if all read zeros, -EUCLEAN (message names

@@ -633,10 +633,12 @@ uint64_t rs_debug_space_held(struct rawstore *st)
 	return st->space->held;
 }
 
-void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns)
+void rs_debug_space_batches(struct rawstore *st, uint64_t *unbatched, uint64_t *overruns,
+			    uint64_t *misnested)
 {
 	*unbatched = st->space->unbatched;
 	*overruns = st->space->overruns;
+	*misnested = st->space->misnested;
 }
 
 /* ---- mkfs ---- */

@@ -68,7 +68,9 @@ void space_detach(struct rawstore *st);
  * on (space_txn_entries, space_group_entries) before it let the batch
  * grow, UINT64_MAX where nothing was sized (a job's batch, committed on its
  * own).  space_batch_close() says -EOVERFLOW if the space layer wrote more
- * (a writer the sizing missed), and counts it (rs_debug_space_batches).
+ * (a writer the sizing missed), and counts it (rs_debug_space_batches:
+ * overruns); a batch closed while another opened after it is still open
+ * is logged and counted apart (misnested), both bugs.
  */
 struct space_batch {
 	rocksdb_writebatch_wi_t *wb;

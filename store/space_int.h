@@ -70,6 +70,7 @@ struct rs_space {
 	struct space_batch *out;	/* the innermost open batch (space_batch_open) */
 	uint64_t unbatched;		/* changes with no batch open (bugs) */
 	uint64_t overruns;		/* batches closed past their bound (bugs) */
+	uint64_t misnested;		/* batches closed out of order (bugs) */
 	struct stage stage;		/* "F"/"P" changes of the group being applied */
 
 	struct rs_disk_space_policy rec;	/* as recorded */

@@ -76,7 +76,7 @@ int space_batch_close(struct rawstore *st, struct space_batch *b)
 	if (sp->out != b) {
 		/* Closed out of order: a bug; keep the records where they
 		 * went, and say so. */
-		sp->overruns++;
+		sp->misnested++;
 		rs_log(st, RAWSTORE_LOG_ERR, "space batch closed out of order (a bug)");
 	}
 	sp->out = b->prev;

@@ -207,10 +207,10 @@ static int round_finish(struct rawstore *st, struct space_round *r)
 	int ret;
 
 	rocksdb_writebatch_wi_clear(st->wb);
+	/* RS_FAIL_BATCH_OPEN (a test): a writer that forgot its batch; b is
+	 * then never opened, and its changes count as unbatched. */
 	if (!rs_fail_check(RS_FAIL_BATCH_OPEN))
 		space_batch_open(st, &b, st->wb, UINT64_MAX);
-	else
-		b.prev = st->space->out;	/* test: a writer that forgot its batch */
 	for (i = 0; i < r->r.n; i++) {
 		const struct pext *p = &r->r.v[i];
 

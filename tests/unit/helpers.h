@@ -24,11 +24,12 @@ extern "C" {
  * more than it was sized for (space.h, struct space_batch). */
 static inline void ExpectSpaceBatchesKept(struct rawstore *st)
 {
-	uint64_t unbatched = 1, overruns = 1;
+	uint64_t unbatched = 1, overruns = 1, misnested = 1;
 
-	rs_debug_space_batches(st, &unbatched, &overruns);
+	rs_debug_space_batches(st, &unbatched, &overruns, &misnested);
 	EXPECT_EQ(unbatched, 0u) << "a recorded set changed with no batch open";
 	EXPECT_EQ(overruns, 0u) << "a space batch took more than it was sized for";
+	EXPECT_EQ(misnested, 0u) << "a space batch was closed out of order";
 }
 
 /*

@@ -422,10 +422,11 @@ TEST_F(SpaceTest, ARecordWithNoBatchOpenStopsTheStore)
 	std::string msg = rawstore_errmsg();
 	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
 	EXPECT_EQ(r, -EUCLEAN) << msg;
-	uint64_t unbatched = 0, overruns = 1;
-	rs_debug_space_batches(st, &unbatched, &overruns);
+	uint64_t unbatched = 0, overruns = 1, misnested = 1;
+	rs_debug_space_batches(st, &unbatched, &overruns, &misnested);
 	EXPECT_GE(unbatched, 1u);
 	EXPECT_EQ(overruns, 0u);
+	EXPECT_EQ(misnested, 0u);
 	EXPECT_EQ(Write("c", 0, a), -EUCLEAN) << "the store did not stop";
 	EXPECT_NE(std::string(rawstore_errmsg()).find("no batch open"), std::string::npos)
 		<< rawstore_errmsg();
@@ -465,16 +466,17 @@ TEST_F(SpaceTest, ASpaceBatchPastItsSizeIsNamed)
 	rs_debug_set_fail_point(RS_FAIL_BATCH_SIZE, 1);
 	ASSERT_EQ(Write("a", 0, a), 0) << rawstore_errmsg();
 	rs_debug_set_fail_point(RS_FAIL_NONE, 0);
-	uint64_t unbatched = 1, overruns = 0;
-	rs_debug_space_batches(st, &unbatched, &overruns);
+	uint64_t unbatched = 1, overruns = 0, misnested = 1;
+	rs_debug_space_batches(st, &unbatched, &overruns, &misnested);
 	EXPECT_EQ(unbatched, 0u);
 	EXPECT_EQ(overruns, 1u);
+	EXPECT_EQ(misnested, 0u) << "an overrun is not a batch closed out of order";
 	EXPECT_NE(log.find("into a batch sized for 0"), std::string::npos) << log;
 	/* sized as it should be, the same work overruns nothing */
 	ASSERT_EQ(Write("b", 0, b), 0);
 	ASSERT_EQ(Remove("a"), 0);
 	ASSERT_EQ(Write("a", 0, a), 0);
-	rs_debug_space_batches(st, &unbatched, &overruns);
+	rs_debug_space_batches(st, &unbatched, &overruns, &misnested);
 	EXPECT_EQ(overruns, 1u);
 	EXPECT_EQ(Read("a", 0, a.size()), a);
 	EXPECT_EQ(Read("b", 0, b.size()), b);
