@@ -3,8 +3,15 @@
 "ID PASS|FAIL|SKIP [reason]" (reason: the skip reason, or for a failure
 the last line of its traceback), in the order the tests ended.  Spaces
 are dropped from the ID (a failed fixture is "tearDownModule (module)").
+
+Usage: subunit_results.py [COUNTS.json]
+With COUNTS.json, also write there the counts, {"passed", "failed",
+"skipped"} with the IDs of the failed and skipped tests
+("failed_tests", "skipped_tests", sorted), and print them as one line
+("functests: N passed, N failed, N skipped") on stderr.
 """
 
+import json
 import sys
 
 import subunit
@@ -43,3 +50,17 @@ finally:
     result.stopTestRun()
 for line in lines:
     print(line)
+if len(sys.argv) > 1:
+    ids = {'PASS': [], 'FAIL': [], 'SKIP': []}
+    for line in lines:
+        f = line.split(' ', 2)
+        ids[f[1]].append(f[0])
+    counts = {'passed': len(ids['PASS']), 'failed': len(ids['FAIL']),
+              'skipped': len(ids['SKIP']),
+              'failed_tests': sorted(ids['FAIL']),
+              'skipped_tests': sorted(ids['SKIP'])}
+    with open(sys.argv[1], 'w') as f:
+        json.dump(counts, f, sort_keys=True)
+        f.write('\n')
+    print('functests: %(passed)d passed, %(failed)d failed, %(skipped)d skipped'
+          % counts, file=sys.stderr)
