@@ -92,25 +92,27 @@ def cpu_table(cs, P):
       "nears 2000 ms/s is CPU-bound, and the backend with less CPU per PUT "
       "wins it.")
     P("")
-    P("| size | clients | host | object server | rawstored | proxy | container server | rest |")
-    P("|---|---|---|---|---|---|---|---|")
+    P("| size | clients | %s | rest |" % " | ".join(label for _, label in CPU_GROUPS))
+    P("|---|---|%s---|" % ("---|" * len(CPU_GROUPS)))
     for k in keys:
         c = cs[k]
+        # {backend: {group: median ms}}, each median computed once
+        med = dict((b, dict((g, med_cpu(c[b], g)) for g, _ in CPU_GROUPS))
+                   for b in BACKENDS if c.get(b))
         row = [size_name(k[1]), "%d" % k[2]]
-        rest = []
         for g, _ in CPU_GROUPS:
             if g == "rawstored":
-                row.append(fmt(med_cpu(c["rawstore"], g), 2)
-                           if c.get("rawstore") else "-")
+                row.append(fmt(med["rawstore"][g], 2) if "rawstore" in med else "-")
                 continue
-            row.append(" / ".join(fmt(med_cpu(c[b], g), 2) if c.get(b) else "-"
+            row.append(" / ".join(fmt(med[b][g], 2) if b in med else "-"
                                   for b in BACKENDS))
+        rest = []
         for b in BACKENDS:
-            if not c.get(b) or med_cpu(c[b], "host") is None:
+            if b not in med or med[b]["host"] is None:
                 rest.append("-")
                 continue
-            named = sum(med_cpu(c[b], g) or 0 for g, _ in CPU_GROUPS if g != "host")
-            rest.append(fmt(med_cpu(c[b], "host") - named, 2))
+            named = sum(v or 0 for g, v in med[b].items() if g != "host")
+            rest.append(fmt(med[b]["host"] - named, 2))
         row.append(" / ".join(rest))
         P("| " + " | ".join(row) + " |")
     P("")
