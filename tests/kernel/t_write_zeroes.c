@@ -25,11 +25,13 @@
  *          and the range reads zeros, also after umount/mount (unwritten
  *          extents); once the device works again a retry succeeds;
  *  other   xfs and tmpfs refuse it (EOPNOTSUPP), nothing allocated;
- *  big     ext4 on a sparse 8 GiB device (loop over a sparse file): a 4 GiB range
- *          and a 2 GiB + 64 KiB one (0 and negative as 32-bit byte counts)
+ *  big     ext4 on a sparse 8 GiB device (loop over a sparse file, or a
+ *          sparse virtio disk in the i386 guest): a 4 GiB range and a
+ *          2 GiB + 64 KiB one (0 and negative as 32-bit byte counts)
  *          become written zeros, the whole 4 GiB reads zeros, data on both
- *          sides is kept and the preallocation right after each range stays
- *          unwritten, also after umount/mount; e2fsck -fn clean;
+ *          sides is kept and the preallocation right after each range, over
+ *          stale data written through the device, stays unwritten and reads
+ *          zeros, also after umount/mount; e2fsck -fn clean;
  *  journal ext4 with data=journal, and a chattr +j file under
  *          data=ordered,nodelalloc (the flag counts only without delalloc):
  *          EOPNOTSUPP with the data (written and dirty) and size unchanged;
@@ -608,13 +610,52 @@ static uint64_t first_nonzero(int fd, uint64_t off, uint64_t len)
 }
 
 /*
+ * Another user's deleted data, made certain: write a pattern (seed) through
+ * the block device into the blocks that FIEMAP maps at [off, +len) of fd,
+ * which must be unwritten extents (a read of the file sees zeros there
+ * until something marks them written).
+ */
+static void plant_stale(int fd, uint64_t off, uint64_t len, uint32_t seed)
+{
+	enum { N = 64 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	int dfd = open(dev, O_RDWR);
+	uint64_t planted = 0;
+
+	if (!fm || dfd < 0)
+		kt_fatal("plant_stale: %s", fm ? strerror(errno) : "out of memory");
+	fm->fm_start = off;
+	fm->fm_length = len;
+	fm->fm_flags = FIEMAP_FLAG_SYNC;
+	fm->fm_extent_count = N;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm))
+		kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
+	for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
+		const struct fiemap_extent *x = &fm->fm_extents[i];
+
+		if (!(x->fe_flags & FIEMAP_EXTENT_UNWRITTEN))
+			kt_fatal("plant_stale: extent at %llu is not unwritten",
+				 (unsigned long long)x->fe_logical);
+		kt_fill(dfd, x->fe_physical, x->fe_length, seed);
+		planted += x->fe_length;
+	}
+	if (fsync(dfd))
+		kt_fatal("fsync %s: %s", dev, strerror(errno));
+	close(dfd);
+	free(fm);
+	kt_check(planted >= len, "%llu bytes of stale data planted under the preallocation",
+		 (unsigned long long)planted);
+}
+
+/*
  * One file: data (seed) in [0, 1 MiB), a WRITE_ZEROES range [1 MiB, +len)
  * holding data at its start, around its middle and at its end, then 1 MiB
  * of data (seed + 1) and 64 MiB of plain preallocation (unwritten) right
- * after it.  The range must become written zeros; the data on both sides
- * must be kept and the preallocation after it must stay unwritten and read
- * zeros: a conversion that runs past the range (a length that overflowed)
- * would mark it written over whatever its blocks held.
+ * after it, over blocks that hold stale data (seed + 3, plant_stale).  The
+ * range must become written zeros; the data on both sides must be kept and
+ * the preallocation after it must stay unwritten and read zeros: a
+ * conversion that runs past the range (a length that overflowed) would
+ * mark it written over the stale data, and reads would return it.
  */
 #define BIG_OFF MiB
 static void big_layout(const char *name, uint64_t len, uint32_t seed)
@@ -632,6 +673,7 @@ static void big_layout(const char *name, uint64_t len, uint32_t seed)
 		     "%s: plain fallocate of 64 MiB after the range", name);
 	if (fsync(fd))
 		kt_fatal("fsync %s: %s", name, strerror(errno));
+	plant_stale(fd, end + MiB, 64 * MiB, seed + 3);
 	kt_expect_eq(kt_fallocate(fd, WZ, BIG_OFF, len), 0, "%s: WRITE_ZEROES of %llu MiB",
 		     name, (unsigned long long)(len / MiB));
 	st = fstat_or_die(fd);
