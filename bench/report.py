@@ -824,9 +824,18 @@ def peer_section(peer, P, missing):
       "BlueStore per repetition: its median and its range. 4 MiB cells are in MB/s, the "
       "others in objects/s." % (os.uname().release, secs, reps))
     P("")
-    P("Where each store keeps what (every device is a `--direct-io=on` loop device over "
-      "a sparse file on the same host file system: BlueStore and rawstore both write "
-      "into holes, so both pay the host file system's first-touch allocation):")
+    # how the devices' backing files were made: peer_env says (runs before
+    # it did had sparse files)
+    written = [e for e in env if e.get("store") in ("bluestore", "rawstore")]
+    if written and all(e.get("backing") == "written" for e in written):
+        P("Where each store keeps what (every device is a `--direct-io=on` loop device "
+          "over a file on the same host file system, written in full beforehand and "
+          "taking no discard, so neither store pays the host file system's first-touch "
+          "allocation):")
+    else:
+        P("Where each store keeps what (every device is a `--direct-io=on` loop device over "
+          "a sparse file on the same host file system: BlueStore and rawstore both write "
+          "into holes, so both pay the host file system's first-touch allocation):")
     P("")
     P("| store | object data | metadata (RocksDB) | what the store saw |")
     P("|---|---|---|---|")

@@ -230,7 +230,24 @@ if len(cell) == 1 and "| 1000 (±0%) | 1250 (±16%) | 1.25× (1.10–1.30×) |" 
 else:
     print("not ok - the profile table row for 4 KiB QD64: %s" % cell)
     bad = 1
+if "over a sparse file on the same host file system" in md and "written in full" not in md:
+    print("ok - peer_env without a backing: the devices are said to be sparse")
+else:
+    print("not ok - peer_env without a backing: the report does not say sparse")
+    bad = 1
 sys.exit(bad)
 PY
+# The same with the peer_env lines of a run whose devices were written in
+# full ("backing": "written", as bench/peer-bluestore writes them now).
+sed 's/"kind": "peer_env", /&"backing": "written", /' "$tmp/peer.jsonl" > "$tmp/peer-written.jsonl"
+grep -q '"backing": "written"' "$tmp/peer-written.jsonl" || { echo "not ok - sed made no written peer_env"; bad=1; }
+python3 "$repo/bench/report.py" "$tmp/run" --accel tcg --git test --peer "$tmp/peer-written.jsonl" > /dev/null
+if grep -q "over a file on the same host file system, written in full beforehand" "$tmp/run/report.md" &&
+	! grep -q "over a sparse file" "$tmp/run/report.md"; then
+	echo "ok - peer_env with backing written: the devices are said to be written in full"
+else
+	echo "not ok - peer_env with backing written: the report does not say so"
+	bad=1
+fi
 [ -d "$repo/bench/__pycache__" ] && { echo "not ok - bench/__pycache__ was written"; bad=1; }
 exit $bad
