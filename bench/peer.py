@@ -8,9 +8,12 @@
 #   peer.py rawstore FILE   rawstore-bench --json output -> one JSON object per
 #                           create cell: size, qd, count, seconds, ops_per_sec,
 #                           mb_per_sec
-#   peer.py osdbench FILE   `ceph tell osd.N bench TOTAL BLOCK` JSON -> one JSON
+#   peer.py osdbench FILE [BEFORE AFTER]
+#                           `ceph tell osd.N bench TOTAL BLOCK` JSON -> one JSON
 #                           object: count (TOTAL / BLOCK: every block a new
-#                           object), seconds, size, ops_per_sec, mb_per_sec
+#                           object), seconds, size, ops_per_sec, mb_per_sec;
+#                           with the OSD's `perf dump` before and after it,
+#                           also BlueStore's in-flight bound (throttle())
 #
 # cells(lines) groups the "peer_create" lines by (profile, shape, qd) and
 # gives, per cell, each system's median and spread over the repetitions and
@@ -80,6 +83,31 @@ def osdbench(text):
     c = n // size
     return {"count": c, "seconds": s, "size": size, "ops_per_sec": c / s,
             "mb_per_sec": n / s / MB}
+
+
+THROTTLE = "throttle-bluestore_throttle_bytes"
+
+
+def throttle(before, after):
+    """BlueStore's in-flight bound over one osd bench, from two `perf dump`s
+    of the OSD (before and after it): the throttle every transaction takes
+    its cost from (its bytes plus bluestore_throttle_cost_per_io) until it
+    commits.  Its max over the cost per transaction is how many transactions
+    it lets be in flight; waits > 0 say the bench reached that bound.  None
+    when the dumps have no such throttle."""
+    b, a = json.loads(before).get(THROTTLE), json.loads(after).get(THROTTLE)
+    if not a or not b:
+        return None
+    gets, total = a["get"] - b["get"], a["get_sum"] - b["get_sum"]
+    if gets <= 0 or total <= 0 or a["max"] <= 0:
+        raise ValueError("%s took nothing over the bench (get %d, get_sum %d, max %d)"
+                         % (THROTTLE, gets, total, a["max"]))
+    per = total / gets
+    wait_a, wait_b = a.get("wait") or {}, b.get("wait") or {}
+    return {"throttle_max_bytes": a["max"], "throttle_bytes_per_txc": round(per, 1),
+            "inflight_bound": int(a["max"] // per),
+            "throttle_waits": wait_a.get("avgcount", 0) - wait_b.get("avgcount", 0),
+            "throttle_wait_s": round(wait_a.get("sum", 0.0) - wait_b.get("sum", 0.0), 3)}
 
 
 def median(v):
@@ -173,8 +201,10 @@ def verdict(c):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("rados", "rawstore", "osdbench"):
-        print("usage: peer.py rados|rawstore|osdbench FILE", file=sys.stderr)
+    if len(argv) not in (3, 5) or argv[1] not in ("rados", "rawstore", "osdbench") or \
+            (len(argv) == 5 and argv[1] != "osdbench"):
+        print("usage: peer.py rados|rawstore|osdbench FILE (osdbench: [BEFORE AFTER])",
+              file=sys.stderr)
         return 2
     with open(argv[2]) as f:
         text = f.read()
@@ -182,7 +212,11 @@ def main(argv):
         if argv[1] == "rados":
             print(json.dumps(rados(text)))
         elif argv[1] == "osdbench":
-            print(json.dumps(osdbench(text)))
+            j = osdbench(text)
+            if len(argv) == 5:
+                with open(argv[3]) as b, open(argv[4]) as a:
+                    j["throttle"] = throttle(b.read(), a.read())
+            print(json.dumps(j))
         else:
             for c in rawstore(text):
                 print(json.dumps(c))

@@ -794,12 +794,16 @@ def fmt_ratio_range(st):
     return "%s (%.2f–%.2f×)" % (fmt_ratio(st["median"]), st["min"], st["max"])
 
 
-def peer_section(peer, P, missing):
+def peer_section(peer, P, missing, note=None):
     """Section 4: creates per shape, depth and device profile, both stores,
     medians and spread, the memstore OSD beside them; the fio comparisons.
-    Returns the create cells (bench/peer.py)."""
+    @note: said first (a peer measured by a run of its own).  Returns the
+    create cells (bench/peer.py)."""
     P("## 4. BlueStore (peer)")
     P("")
+    if note and peer:
+        P(note)
+        P("")
     if not peer:
         P("Not run in this report: the BlueStore comparison runs on the host with "
           "`bench/run --peer bluestore` (it installs Ceph).")
@@ -966,6 +970,41 @@ def backend_table(peer, P):
             fmt_ratio_range(c.get("ratio")), fmt(c.get("rawstore_count"), 0),
             "-" if v is None else "%s (≥ %.1f×)" % ("met" if v else "not met", c["target"])))
     P("")
+    inflight_table(peer, P)
+
+
+def inflight_table(peer, P):
+    """BlueStore's in-flight bound in each osd bench, from its perf counters
+    (bench/peer.py throttle()), per profile and shape: medians over the
+    repetitions."""
+    th = {}
+    for p in peer:
+        if p.get("kind") == "peer_backend" and p.get("system") == "bluestore" \
+                and p.get("throttle"):
+            th.setdefault((p["profile"], p["shape"]), []).append(p["throttle"])
+    if not th:
+        P("BlueStore's in-flight bound: not read in this run (its `peer_backend` lines "
+          "carry no `perf dump` of the OSD: an older `bench/peer-bluestore`).")
+        P("")
+        return
+    P("BlueStore's in-flight bound in those benches, read from the OSD's perf counters "
+      "(`perf dump` before and after each osd bench): every transaction takes its bytes "
+      "plus `bluestore_throttle_cost_per_io` from `throttle-bluestore_throttle_bytes` "
+      "until it commits, so the throttle's max over the bytes per transaction is how many "
+      "transactions it lets be in flight; waits say the bench reached that bound. "
+      "Medians over the repetitions. rawstore's depths above are to be read against it.")
+    P("")
+    P("| profile | shape | throttle max | bytes per transaction | in-flight bound "
+      "(transactions) | waits |")
+    P("|---|---|---|---|---|---|")
+    for k in sorted(th, key=lambda k: (k[0] != "ssd", k[0], shape_order(k[1]))):
+        t = th[k]
+        med = lambda f: peerlib.median([x[f] for x in t])
+        P("| %s | %s | %s | %s | %s | %s |" % (
+            k[0].upper(), SHAPE_NAME.get(k[1], k[1]), fmt(med("throttle_max_bytes"), 0),
+            fmt(med("throttle_bytes_per_txc"), 0), fmt(med("inflight_bound"), 0),
+            fmt(med("throttle_waits"), 0)))
+    P("")
 
 
 def thin_verdict(t):
@@ -1083,6 +1122,8 @@ def main():
     ap.add_argument("--swift", help="JSON lines of the Swift benchmark (swiftload.py)")
     ap.add_argument("--swift-git", help="the revision the Swift lines were measured "
                     "at, when they come from a run of their own")
+    ap.add_argument("--peer-git", help="the revision the BlueStore peer's lines were "
+                    "measured at, when they come from a run of their own")
     a = ap.parse_args()
     raw = os.path.join(a.dir, "raw")
     plots = os.path.join(a.dir, "plots")
@@ -1094,7 +1135,7 @@ def main():
         print("report: no usable raw results in %s: %s" % (raw, e), file=sys.stderr)
         return 1
     recs = enrich(lines, raw, env, a.accel, a.git)
-    peer = host_lines(a.peer, a.git)
+    peer = host_lines(a.peer, a.peer_git or a.git)
     swift = host_lines(a.swift, a.swift_git or a.git)
     recs += peer + swift
     with open(os.path.join(a.dir, "results.jsonl"), "w") as f:
@@ -1602,7 +1643,12 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     recovery_section(recs, P, missing)
 
     # ---- peer ---------------------------------------------------------------------
-    pcells = peer_section(peer, P, missing)
+    pnote = None
+    if a.peer_git and a.peer_git != a.git:
+        pnote = ("Measured apart from the rest of this report: `bench/peer-bluestore "
+                 "--mode full` at git revision `%s` on the same host, its lines in "
+                 "`raw/peer/peer.jsonl`." % a.peer_git)
+    pcells = peer_section(peer, P, missing, pnote)
     snote = None
     if a.swift_git and a.swift_git != a.git:
         snote = ("Measured apart from the rest of this report: "

@@ -113,6 +113,32 @@ else
 	check "osd bench whose bytes are not whole blocks is refused" \
 		"$(grep -c 'in blocks of 4095' "$tmp/err")" 1
 fi
+# With the OSD's perf dump before and after: BlueStore's throttle gave
+# 262144 transactions 8096 bytes each (4096 + cost per io 4000) out of a
+# max of 64 MiB: 8289 in flight at most; 12 waits in 1.5 s.
+cat > "$tmp/perf-before.json" <<'J'
+{"bluestore": {"kv_flush_lat": {"avgcount": 1}},
+ "throttle-bluestore_throttle_bytes": {"val": 0, "max": 67108864, "get_started": 0,
+  "get": 1000, "get_sum": 8096000, "get_or_fail_fail": 0, "get_or_fail_success": 0,
+  "take": 0, "take_sum": 0, "put": 1000, "put_sum": 8096000,
+  "wait": {"avgcount": 3, "sum": 0.5, "avgtime": 0.16}}}
+J
+cat > "$tmp/perf-after.json" <<'J'
+{"bluestore": {"kv_flush_lat": {"avgcount": 2}},
+ "throttle-bluestore_throttle_bytes": {"val": 0, "max": 67108864, "get_started": 0,
+  "get": 263144, "get_sum": 2130403424, "get_or_fail_fail": 0, "get_or_fail_success": 0,
+  "take": 0, "take_sum": 0, "put": 263144, "put_sum": 2130403424,
+  "wait": {"avgcount": 15, "sum": 2.0, "avgtime": 0.13}}}
+J
+got=$(python3 "$py" osdbench "$tmp/osdbench.json" "$tmp/perf-before.json" "$tmp/perf-after.json" |
+	python3 -c 'import json,sys; t = json.load(sys.stdin)["throttle"]
+print(t["throttle_max_bytes"], t["throttle_bytes_per_txc"], t["inflight_bound"], t["throttle_waits"], t["throttle_wait_s"])')
+check "osd bench with perf dumps: the throttle's max, bytes per transaction, in-flight bound, waits" \
+	"$got" "67108864 8096.0 8289 12 1.5"
+echo '{"bluestore": {}}' > "$tmp/perf-none.json"
+got=$(python3 "$py" osdbench "$tmp/osdbench.json" "$tmp/perf-none.json" "$tmp/perf-none.json" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["throttle"])')
+check "osd bench with perf dumps that lack the throttle: none, not made up" "$got" "None"
 
 # --- verdicts through bench/report.py ---
 mkdir -p "$tmp/run/raw"
@@ -153,7 +179,15 @@ for rep, v in enumerate([5000, 5100, 4900], 1):
 def backend(system, shape, qd, rep, v, size):
     line(system, "ssd", shape, qd, rep, v, size, "peer_backend")
 for rep in (1, 2, 3):
-    backend("bluestore", "4k", "queued", rep, 20000, 4096)
+    # with its in-flight bound (peer.py throttle()), medians 8289 and 3 waits
+    print(json.dumps({"kind": "peer_backend", "system": "bluestore", "profile": "ssd",
+                      "shape": "4k", "qd": "queued", "rep": rep, "count": 200000,
+                      "seconds": 10.2, "size": 4096, "ops_per_sec": 20000,
+                      "mb_per_sec": 81.92,
+                      "throttle": {"throttle_max_bytes": 67108864,
+                                   "throttle_bytes_per_txc": 8096.0 + rep,
+                                   "inflight_bound": 8290 - rep, "throttle_waits": rep + 1,
+                                   "throttle_wait_s": 0.1}}))
     backend("bluestore", "4m", "queued", rep, 2000, 4194304)
 # 4k QD16 0.80x: not met (1.0); QD64 1.80/1.70/1.55x: met (1.5); QD256
 # median 1.60x but one repetition 1.45x: not met; 4m QD16 1.05/1.10/1.00x: met
@@ -229,6 +263,13 @@ if len(cell) == 1 and "| 1000 (±0%) | 1250 (±16%) | 1.25× (1.10–1.30×) |" 
     print("ok - the profile table gives medians, spread and the ratio's range")
 else:
     print("not ok - the profile table row for 4 KiB QD64: %s" % cell)
+    bad = 1
+th = [l for l in md.splitlines() if l.startswith("| SSD | 4 KiB | 67108864 |")]
+if th == ["| SSD | 4 KiB | 67108864 | 8098 | 8288 | 3 |"] and \
+        "| SSD | 4 MiB | " not in md.split("in-flight bound (transactions)")[1].split("\n\n")[0]:
+    print("ok - BlueStore's in-flight bound: medians per profile and shape, none made up")
+else:
+    print("not ok - the in-flight table: %s" % th)
     bad = 1
 if "over a sparse file on the same host file system" in md and "written in full" not in md:
     print("ok - peer_env without a backing: the devices are said to be sparse")
