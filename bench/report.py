@@ -1645,8 +1645,8 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     # ---- peer ---------------------------------------------------------------------
     pnote = None
     if a.peer_git and a.peer_git != a.git:
-        pnote = ("Measured apart from the rest of this report: `bench/peer-bluestore "
-                 "--mode full` at git revision `%s` on the same host, its lines in "
+        pnote = ("Measured apart from the rest of this report: `bench/peer-bluestore` "
+                 "at git revision `%s` on the same host, its lines in "
                  "`raw/peer/peer.jsonl`." % a.peer_git)
     pcells = peer_section(peer, P, missing, pnote)
     snote = None
