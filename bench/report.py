@@ -1643,17 +1643,16 @@ plot DATA using 2:xtic(1) title 'rawstore blockdev', '' using 3 title 'fio'
     recovery_section(recs, P, missing)
 
     # ---- peer ---------------------------------------------------------------------
-    pnote = None
-    if a.peer_git and a.peer_git != a.git:
-        pnote = ("Measured apart from the rest of this report: `bench/peer-bluestore` "
-                 "at git revision `%s` on the same host, its lines in "
-                 "`raw/peer/peer.jsonl`." % a.peer_git)
-    pcells = peer_section(peer, P, missing, pnote)
-    snote = None
-    if a.swift_git and a.swift_git != a.git:
-        snote = ("Measured apart from the rest of this report: "
-                 "`integrations/swift/bench/run` at git revision `%s` on the "
-                 "same host, its lines in `raw/swift/swift.jsonl`." % a.swift_git)
+    def apart(rev, command, lines):
+        """The note on a section measured by a run of its own, or None."""
+        if not rev or rev == a.git:
+            return None
+        return ("Measured apart from the rest of this report: `%s` at git revision `%s` "
+                "on the same host, its lines in `%s`." % (command, rev, lines))
+
+    pcells = peer_section(peer, P, missing,
+                          apart(a.peer_git, "bench/peer-bluestore", "raw/peer/peer.jsonl"))
+    snote = apart(a.swift_git, "integrations/swift/bench/run", "raw/swift/swift.jsonl")
     scells = swiftreport.section(swift, P, missing, "4b", snote)
 
     powercut_section(recs, P, missing, env.get("mode"), host_io_errors(raw))
