@@ -312,9 +312,8 @@ int kt_dmesg_count(const char *ere)
 	return n;
 }
 
-struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len)
+void kt_fiemap_each(int fd, uint64_t off, uint64_t len, kt_extent_fn fn, void *arg)
 {
-	struct kt_extents e = { 0 };
 	enum { N = 64 };
 	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
 	uint64_t pos = off, end = off + len;
@@ -333,25 +332,38 @@ struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len)
 		if (!fm->fm_mapped_extents)
 			break;
 		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
-			struct fiemap_extent *x = &fm->fm_extents[i];
+			const struct fiemap_extent *x = &fm->fm_extents[i];
 			uint64_t s = x->fe_logical > off ? x->fe_logical : off;
 			uint64_t t = x->fe_logical + x->fe_length < end ? x->fe_logical + x->fe_length
 									 : end;
 
-			if (t > s) {
-				e.count++;
-				e.mapped += t - s;
-				if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
-					e.unwritten++;
-					e.unwritten_bytes += t - s;
-				}
-			}
+			if (t > s)
+				fn(x, t - s, arg);
 			pos = x->fe_logical + x->fe_length;
 			if (x->fe_flags & FIEMAP_EXTENT_LAST)
 				last = true;
 		}
 	}
 	free(fm);
+}
+
+static void count_extent(const struct fiemap_extent *x, uint64_t inside, void *arg)
+{
+	struct kt_extents *e = arg;
+
+	e->count++;
+	e->mapped += inside;
+	if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+		e->unwritten++;
+		e->unwritten_bytes += inside;
+	}
+}
+
+struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len)
+{
+	struct kt_extents e = { 0 };
+
+	kt_fiemap_each(fd, off, len, count_extent, &e);
 	return e;
 }
 

@@ -95,6 +95,14 @@ struct kt_extents {
 	unsigned int count, unwritten;
 	uint64_t mapped, unwritten_bytes;	/* bytes inside the range */
 };
+struct fiemap_extent;
+/* Called for each extent of a file that overlaps a range: the extent as
+ * FIEMAP returned it, and how many of its bytes lie inside the range. */
+typedef void (*kt_extent_fn)(const struct fiemap_extent *x, uint64_t inside, void *arg);
+/* Walk the extents of fd that overlap [off, off + len), in order, past any
+ * number of them (FIEMAP_FLAG_SYNC: synced first); kt_fatal() if FIEMAP
+ * fails. */
+void kt_fiemap_each(int fd, uint64_t off, uint64_t len, kt_extent_fn fn, void *arg);
 /* Summarize the extents of fd within [off, off + len) (FIEMAP_FLAG_SYNC:
  * synced first); kt_fatal() if FIEMAP fails. */
 struct kt_extents kt_fiemap(int fd, uint64_t off, uint64_t len);

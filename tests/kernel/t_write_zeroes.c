@@ -615,36 +615,36 @@ static uint64_t first_nonzero(int fd, uint64_t off, uint64_t len)
  * which must be unwritten extents (a read of the file sees zeros there
  * until something marks them written).
  */
+struct plant {
+	int dfd;
+	uint32_t seed;
+	uint64_t planted;
+};
+
+static void plant_extent(const struct fiemap_extent *x, uint64_t inside, void *arg)
+{
+	struct plant *p = arg;
+
+	(void)inside;
+	if (!(x->fe_flags & FIEMAP_EXTENT_UNWRITTEN))
+		kt_fatal("plant_stale: extent at %llu is not unwritten",
+			 (unsigned long long)x->fe_logical);
+	kt_fill(p->dfd, x->fe_physical, x->fe_length, p->seed);
+	p->planted += x->fe_length;
+}
+
 static void plant_stale(int fd, uint64_t off, uint64_t len, uint32_t seed)
 {
-	enum { N = 64 };
-	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
-	int dfd = open(dev, O_RDWR);
-	uint64_t planted = 0;
+	struct plant p = { .dfd = open(dev, O_RDWR), .seed = seed };
 
-	if (!fm || dfd < 0)
-		kt_fatal("plant_stale: %s", fm ? strerror(errno) : "out of memory");
-	fm->fm_start = off;
-	fm->fm_length = len;
-	fm->fm_flags = FIEMAP_FLAG_SYNC;
-	fm->fm_extent_count = N;
-	if (ioctl(fd, FS_IOC_FIEMAP, fm))
-		kt_fatal("FS_IOC_FIEMAP: %s", strerror(errno));
-	for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
-		const struct fiemap_extent *x = &fm->fm_extents[i];
-
-		if (!(x->fe_flags & FIEMAP_EXTENT_UNWRITTEN))
-			kt_fatal("plant_stale: extent at %llu is not unwritten",
-				 (unsigned long long)x->fe_logical);
-		kt_fill(dfd, x->fe_physical, x->fe_length, seed);
-		planted += x->fe_length;
-	}
-	if (fsync(dfd))
+	if (p.dfd < 0)
+		kt_fatal("plant_stale: open %s: %s", dev, strerror(errno));
+	kt_fiemap_each(fd, off, len, plant_extent, &p);
+	if (fsync(p.dfd))
 		kt_fatal("fsync %s: %s", dev, strerror(errno));
-	close(dfd);
-	free(fm);
-	kt_check(planted >= len, "%llu bytes of stale data planted under the preallocation",
-		 (unsigned long long)planted);
+	close(p.dfd);
+	kt_check(p.planted >= len, "%llu bytes of stale data planted under the preallocation",
+		 (unsigned long long)p.planted);
 }
 
 /*
