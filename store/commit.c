@@ -77,6 +77,7 @@ struct rs_pipe {
 
 static void *worker_main(void *arg);
 static void *sync_main(void *arg);
+static void deferred_settle(struct rawstore *st);
 
 /* Test hook (debug.h): while set, the sync thread does not sync. */
 static int sync_held;
@@ -153,6 +154,16 @@ uint64_t rs_debug_batches_written(struct rawstore *st)
 	return w;
 }
 
+size_t rs_debug_deferred_in_flight(struct rawstore *st)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&st->rwlock);
+	n = st->defq.fly_n;
+	pthread_rwlock_unlock(&st->rwlock);
+	return n;
+}
+
 static void pipe_free(struct rs_pipe *p)
 {
 	unsigned int i;
@@ -220,6 +231,8 @@ void commit_stop(struct rawstore *st)
 	pthread_mutex_unlock(&st->qlock);
 	/* The commit thread finishes the queue and waits for every sync. */
 	pthread_join(st->worker, NULL);
+	/* and the last in-place writes (a failure stops the store) */
+	deferred_settle(st);
 	pthread_mutex_lock(&st->qlock);
 	p->stop = true;
 	pthread_cond_signal(&p->cond);
@@ -645,6 +658,30 @@ static void complete_group(struct rawstore *st, struct pipe_group *g)
 	g->acked = true;
 }
 
+/*
+ * The in-place writes in flight (an earlier group's deferred data, see
+ * group_deferred): wait for them; they join the applied writes whose
+ * records await a flush.  Before a later group's in-place writes, before
+ * units they target can be handed out again (a group's frees), before a
+ * job: nothing else waits for them.  A failed write stops the store (its
+ * record is replayed at open).
+ */
+static void deferred_settle(struct rawstore *st)
+{
+	int err;
+
+	if (!st->defq.fly_n)
+		return;
+	err = deferred_wait(st);
+	if (err)
+		rs_store_stop(st, err);
+	pthread_rwlock_wrlock(&st->rwlock);
+	err = deferred_landed(st, !err && !rs_failed(st));
+	pthread_rwlock_unlock(&st->rwlock);
+	if (err)
+		rs_store_stop(st, rs_err(st, err, "recording applied deferred writes failed"));
+}
+
 /* A durable group: its frees become reusable, its records of applied
  * deferred writes are gone, its callbacks run. */
 static void reap_ok(struct rawstore *st, struct pipe_group *g)
@@ -652,6 +689,9 @@ static void reap_ok(struct rawstore *st, struct pipe_group *g)
 	struct rs_pipe *p = st->pipe;
 
 	if (g->wrote) {
+		/* units an in-place write in flight targets are not handed out */
+		if (!g->released && g->hold.frees.n)
+			deferred_settle(st);
 		if (!g->released)
 			space_release(st, &g->hold);
 		deferred_done_forget(st, g->n_done);
@@ -757,6 +797,8 @@ bool commit_drain(struct rawstore *st)
 		struct pipe_group *g = pipe_at(p, i);
 
 		if (g->wrote && !g->released) {
+			if (g->hold.frees.n)
+				deferred_settle(st);
 			released |= g->hold.frees.n || g->hold.ready.n;
 			space_release(st, &g->hold);
 			g->released = true;
@@ -1070,6 +1112,12 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	bool retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE ||
 		      (meta_journaled(st->meta) && allocs_hit_deferred(st, &r->g.allocs));
 
+	/* A unit an in-place write in flight targets (never handed out
+	 * before it landed: reap_ok): its record must go with the rest. */
+	if (st->defq.fly_n && allocs_hit_deferred(st, &r->g.allocs)) {
+		deferred_settle(st);
+		retire = true;
+	}
 	if (!r->g.wrote_data && !retire)
 		return 0;
 	/*
@@ -1113,26 +1161,30 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 }
 
 /* Step 10 (Deferred apply): once the group's records are durable, its
- * deferred writes go to the device; readers are not held up by the sync
- * meanwhile. */
+ * deferred writes go to the device, and the commit role goes on without
+ * waiting for them (deferred_settle); readers are not held up by the sync
+ * meanwhile, and lay the writes over their reads until they landed. */
 static void group_deferred(struct rawstore *st, struct group_run *r)
 {
-	int err = 0;
+	bool started = false;
 
-	if (pipe_wait(st, r->pg->seq)) {
+	/* One batch in flight, and a later write to the same units after
+	 * the earlier one. */
+	deferred_settle(st);
+	if (pipe_wait(st, r->pg->seq) && !rs_failed(st)) {
+		int err;
+
 		rs_crash_check(st, RS_CRASH_BEFORE_DEFERRED);
 		/* Committed either way: a failed write is replayed at open. */
 		err = deferred_write(st);
 		if (err)
 			rs_store_stop(st, err);
+		started = !err;
 	}
 	pthread_rwlock_wrlock(&st->rwlock);
 	st->defq_visible = false;
-	if (!err && !rs_failed(st)) {
-		err = deferred_written(st);
-		if (err)
-			rs_store_stop(st, err);
-	}
+	if (started)
+		deferred_started(st);
 	pthread_rwlock_unlock(&st->rwlock);
 }
 
@@ -1258,6 +1310,7 @@ static void commit_group(struct rawstore *st, struct pipe_group *pg)
 static void run_job(struct rawstore *st, struct rawstore_txn *t)
 {
 	pipe_reap(st, 0);
+	deferred_settle(st);
 	t->errmsg[0] = 0;
 	rs_clear_err();
 	t->result = t->job(st, t->job_arg);

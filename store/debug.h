@@ -7,6 +7,7 @@
 #ifndef RAWSTORE_DEBUG_H
 #define RAWSTORE_DEBUG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "device.h"	/* enum rs_io_kind */
@@ -133,6 +134,9 @@ void rs_debug_hold_sync(int hold);
 void rs_debug_commit_settle(struct rawstore *st);
 /* Commit batches written to RocksDB since open (synced or not). */
 uint64_t rs_debug_batches_written(struct rawstore *st);
+/* In-place writes of deferred overwrites started and not yet waited for
+ * (the commit role waits for them only when it must). */
+size_t rs_debug_deferred_in_flight(struct rawstore *st);
 /*
  * While @hold is set, the commit thread treats the data writes of the group
  * it applies as still in flight (it goes on taking transactions into the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* deferred.c: queue, apply and replay small overwrites through the WAL. */
+/* deferred.c: queue, apply and replay small overwrites through the journal. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -65,8 +65,6 @@ void deferred_truncate(struct rawstore *st, size_t from)
 	st->defq.n = from;
 }
 
-/* After the commit: write the group's deferred data to the device (the
- * queue stays as it is: readers may lay it over their reads meanwhile). */
 int deferred_write(struct rawstore *st)
 {
 	struct rs_io *ios;
@@ -75,12 +73,15 @@ int deferred_write(struct rawstore *st)
 
 	if (!st->defq.n)
 		return 0;
+	if (st->defq.fly_n)
+		return -EBUSY;
 	ios = calloc(st->defq.n, sizeof(*ios));
 	if (!ios)
 		return -ENOMEM;
 	/*
 	 * Writes in one batch complete in any order, so a later write to the
-	 * same units goes into a later batch: the last one must win.
+	 * same units goes into a later batch: the last one must win.  All
+	 * but the last batch are written before this returns.
 	 */
 	for (i = 0, n = 0; i < st->defq.n && !ret; i++) {
 		const struct rs_deferred *d = &st->defq.q[i];
@@ -96,35 +97,71 @@ int deferred_write(struct rawstore *st)
 		ios[n++] = (struct rs_io){ true, d->data, d->pofs, d->len, false };
 	}
 	if (!ret && n)
-		ret = dev_submit(st->dev, ios, (unsigned int)n);
-	free(ios);
-	if (ret)
+		ret = dev_aq_submit(st->dev, ios, (unsigned int)n);
+	if (ret) {
+		free(ios);
 		return rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	}
+	st->defq.fly_ios = ios;
 	return 0;
 }
 
-/* The queue is on the device: its records await a flush (done list). */
-int deferred_written(struct rawstore *st)
+void deferred_started(struct rawstore *st)
 {
-	size_t i;
+	struct rs_deferred *q = st->defq.fly;
+	size_t cap = st->defq.fly_cap;
 
-	if (!st->defq.n)
+	/* the writes in flight are none: swap the arrays */
+	st->defq.fly = st->defq.q;
+	st->defq.fly_cap = st->defq.cap;
+	st->defq.fly_n = st->defq.n;
+	st->defq.q = q;
+	st->defq.cap = cap;
+	st->defq.n = 0;
+	PERF_ADD(st, deferred_writes, st->defq.fly_n);
+}
+
+int deferred_wait(struct rawstore *st)
+{
+	int ret;
+
+	if (!st->defq.fly_n)
 		return 0;
-	if (st->defq.done_n + st->defq.n > st->defq.done_cap) {
-		size_t cap = (st->defq.done_n + st->defq.n) * 2;
-		struct rs_deferred_done *nv = realloc(st->defq.done, cap * sizeof(*nv));
+	ret = dev_aq_wait(st->dev);
+	if (ret)
+		rs_err(st, ret, "applying deferred writes failed (replayed at next open)");
+	return ret;
+}
 
-		if (!nv)
-			return -ENOMEM;
-		st->defq.done = nv;
-		st->defq.done_cap = cap;
+int deferred_landed(struct rawstore *st, bool ok)
+{
+	struct rs_defq *q = &st->defq;
+	size_t i;
+	int ret = 0;
+
+	if (!q->fly_n)
+		return 0;
+	if (ok && q->done_n + q->fly_n > q->done_cap) {
+		size_t cap = (q->done_n + q->fly_n) * 2;
+		struct rs_deferred_done *nv = realloc(q->done, cap * sizeof(*nv));
+
+		if (nv) {
+			q->done = nv;
+			q->done_cap = cap;
+		} else {
+			ret = -ENOMEM;
+		}
 	}
-	for (i = 0; i < st->defq.n; i++)
-		st->defq.done[st->defq.done_n++] = (struct rs_deferred_done){
-			st->defq.q[i].seq, st->defq.q[i].pofs, st->defq.q[i].len };
-	PERF_ADD(st, deferred_writes, st->defq.n);
-	deferred_truncate(st, 0);
-	return 0;
+	for (i = 0; i < q->fly_n; i++) {
+		if (ok && !ret)
+			q->done[q->done_n++] = (struct rs_deferred_done){
+				q->fly[i].seq, q->fly[i].pofs, q->fly[i].len };
+		free(q->fly[i].data);
+	}
+	q->fly_n = 0;
+	free(q->fly_ios);
+	q->fly_ios = NULL;
+	return ret;
 }
 
 /* Delete the records of applied deferred writes (after a device flush). */
@@ -257,17 +294,26 @@ int deferred_load_overlay(struct rawstore *st)
 	return ret;
 }
 
-void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len)
+static void overlay_some(const struct rs_deferred *q, size_t n, uint8_t *buf, uint64_t pofs,
+			 uint64_t len)
 {
 	size_t i;
 
-	for (i = 0; i < st->defq.n; i++) {
-		const struct rs_deferred *d = &st->defq.q[i];
+	for (i = 0; i < n; i++) {
+		const struct rs_deferred *d = &q[i];
 		uint64_t s = max_u64(d->pofs, pofs), t = min_u64(d->pofs + d->len, pofs + len);
 
 		if (s < t)
 			memcpy(buf + (s - pofs), d->data + (s - d->pofs), t - s);
 	}
+}
+
+void deferred_overlay(const struct rawstore *st, uint8_t *buf, uint64_t pofs, uint64_t len,
+		      bool queue)
+{
+	overlay_some(st->defq.fly, st->defq.fly_n, buf, pofs, len);
+	if (queue)
+		overlay_some(st->defq.q, st->defq.n, buf, pofs, len);
 }
 
 bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t len)
@@ -277,6 +323,10 @@ bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t le
 	for (i = 0; i < st->defq.done_n; i++)
 		if (st->defq.done[i].pofs < pofs + len &&
 		    pofs < st->defq.done[i].pofs + st->defq.done[i].len)
+			return true;
+	for (i = 0; i < st->defq.fly_n; i++)
+		if (st->defq.fly[i].pofs < pofs + len &&
+		    pofs < st->defq.fly[i].pofs + st->defq.fly[i].len)
 			return true;
 	return false;
 }
@@ -327,6 +377,13 @@ int deferred_retire(struct rawstore *st)
 
 void deferred_close(struct rawstore *st, bool healthy)
 {
+	/* the last group's writes in place, if still in flight */
+	if (st->defq.fly_n) {
+		int err = deferred_wait(st);
+
+		if (deferred_landed(st, healthy && !err) || err)
+			healthy = false;
+	}
 	if (healthy && st->defq.done_n) {
 		rocksdb_writebatch_wi_clear(st->wb);
 		if (dev_flush(st->dev) >= 0) {
@@ -337,4 +394,6 @@ void deferred_close(struct rawstore *st, bool healthy)
 	free(st->defq.done);
 	deferred_truncate(st, 0);
 	free(st->defq.q);
+	deferred_landed(st, false);
+	free(st->defq.fly);
 }

@@ -84,6 +84,19 @@ struct rs_wq {
 	bool bad_overflow;		/* more than that: any range may be bad */
 };
 
+/*
+ * The commit role's queue of in-place writes (deferred data): one batch
+ * submitted at a time and waited for later, so that no transaction waits
+ * for it (dev_aq_submit, dev_aq_wait).
+ */
+struct rs_aq {
+	struct rs_ring r;
+	struct rs_io *ios;		/* the batch: the caller's until dev_aq_wait */
+	struct iocb *cbs;		/* libaio: one per I/O of the batch */
+	unsigned int n, submitted, inflight;
+	int err;			/* the batch's first error */
+};
+
 struct rs_dev {
 	int fd;
 	struct rs_dev_geom g;
@@ -91,6 +104,7 @@ struct rs_dev {
 	unsigned int qd;
 	struct rs_ring rings[DEV_RINGS];
 	struct rs_wq wq;
+	struct rs_aq aq;
 	struct rawstore *st;
 	bool read_only;			/* O_RDONLY: writes and space verbs -EROFS */
 	/* Flushes one at a time; after one failed, every later one fails
@@ -262,6 +276,8 @@ static void rings_exit(struct rs_dev *d)
 		pthread_mutex_destroy(&d->rings[i].lock);
 	}
 	ring_exit(d, &d->wq.r);
+	ring_exit(d, &d->aq.r);
+	free(d->aq.cbs);
 	/* A broken queue never reaped these: the ring is gone now. */
 	for (i = 0; d->wq.slots && i < d->qd; i++) {
 		struct wq_slot *s = &d->wq.slots[i];
@@ -301,6 +317,8 @@ static int engine_init(struct rs_dev *d, enum rawstore_io_engine want)
 	ret = d->rings[0].ready ? 0 : ring_init(d, &d->rings[0]);
 	if (!ret)
 		ret = ring_init(d, &d->wq.r);
+	if (!ret)
+		ret = ring_init(d, &d->aq.r);
 	if (!ret) {
 		d->wq.slots = calloc(d->qd, sizeof(*d->wq.slots));
 		d->wq.free = calloc(d->qd, sizeof(*d->wq.free));
@@ -404,6 +422,8 @@ void dev_close(struct rs_dev *d)
 	if (!d)
 		return;
 	dev_wq_wait(d);
+	if (d->aq.n && !d->aq.r.broken)
+		dev_aq_wait(d);
 	/*
 	 * A broken queue's writes may still complete: reap what comes in a
 	 * second at most, so that the ring does not hold the device (and
@@ -1046,6 +1066,182 @@ void dev_wq_reset(struct rs_dev *d)
 unsigned int dev_wq_inflight(const struct rs_dev *d)
 {
 	return d->wq.inflight;
+}
+
+/* ---- the commit role's queue of in-place writes ---- */
+
+/* Reap at least one completion of the batch (blocking); 0 or a ring error
+ * (the ring is broken then). */
+static int aq_reap(struct rs_dev *d)
+{
+	struct rs_aq *q = &d->aq;
+	unsigned int i, got = 0;
+	int r;
+
+	if (d->engine == ENG_URING) {
+		struct io_uring_cqe *cqe;
+		unsigned int head;
+
+		do
+			r = io_uring_wait_cqe(&q->r.ring, &cqe);
+		while (r == -EINTR);
+		if (r < 0)
+			return q->r.broken = r;
+		io_uring_for_each_cqe(&q->r.ring, head, cqe) {
+			struct rs_io *io = &q->ios[io_uring_cqe_get_data64(cqe)];
+
+			r = cqe->res;
+			if (r < 0 && !q->err)
+				q->err = r;
+			else if (r >= 0 && (size_t)r < io->len && !q->err)
+				q->err = finish_short(d, io, (size_t)r);
+			got++;
+		}
+		io_uring_cq_advance(&q->r.ring, got);
+	} else {
+		struct io_event ev[16];
+
+		do
+			r = io_getevents(q->r.aio, 1, 16, ev, NULL);
+		while (r == -EINTR);
+		if (r < 0)
+			return q->r.broken = r;
+		for (i = 0; i < (unsigned int)r; i++) {
+			struct rs_io *io = ev[i].data;
+			long res = (long)ev[i].res;
+
+			if (res < 0 && !q->err)
+				q->err = (int)res;
+			else if (res >= 0 && (size_t)res < io->len && !q->err)
+				q->err = finish_short(d, io, (size_t)res);
+		}
+		got = (unsigned int)r;
+	}
+	q->inflight -= got;
+	return 0;
+}
+
+/* Submit what of the batch the ring has room for; 0 or an error (the ring
+ * is broken then: entries may linger in it). */
+static int aq_push(struct rs_dev *d)
+{
+	struct rs_aq *q = &d->aq;
+	unsigned int cnt = (unsigned int)min_u64(q->n - q->submitted, d->qd - q->inflight), i;
+	int r;
+
+	if (!cnt)
+		return 0;
+	if (d->engine == ENG_URING) {
+		for (i = 0; i < cnt; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&q->r.ring);
+			const struct rs_io *io = &q->ios[q->submitted + i];
+
+			io_uring_prep_write(sqe, d->fd, io->buf, (unsigned int)io->len, io->off);
+			io_uring_sqe_set_data64(sqe, q->submitted + i);
+		}
+		for (i = 0; i < cnt;) {
+			r = io_uring_submit(&q->r.ring);
+			if (r == -EINTR || r == -EAGAIN)
+				continue;
+			if (r <= 0)
+				return q->r.broken = r < 0 ? r : -EIO;
+			i += (unsigned int)r;
+			q->submitted += (unsigned int)r;
+			q->inflight += (unsigned int)r;
+		}
+		return 0;
+	}
+	for (i = 0; i < cnt; i++) {
+		struct rs_io *io = &q->ios[q->submitted + i];
+
+		io_prep_pwrite(&q->cbs[q->submitted + i], d->fd, io->buf, io->len,
+			       (long long)io->off);
+		q->cbs[q->submitted + i].data = io;
+	}
+	for (i = 0; i < cnt;) {
+		struct iocb *cbp[16];
+		unsigned int k, m = (unsigned int)min_u64(cnt - i, 16);
+
+		for (k = 0; k < m; k++)
+			cbp[k] = &q->cbs[q->submitted + k];
+		r = io_submit(q->r.aio, (long)m, cbp);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r <= 0)
+			return q->r.broken = r < 0 ? r : -EIO;
+		i += (unsigned int)r;
+		q->submitted += (unsigned int)r;
+		q->inflight += (unsigned int)r;
+	}
+	return 0;
+}
+
+int dev_aq_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n)
+{
+	struct rs_aq *q = &d->aq;
+	unsigned int i;
+	int ret = 0;
+
+	if (q->n)
+		return -EBUSY;
+	if (q->r.broken)
+		return -EIO;
+	if (d->read_only)
+		return -EROFS;
+	for (i = 0; i < n; i++)
+		if (!ios[i].write || !is_aligned(ios[i].off, d->g.logical_block) ||
+		    !is_aligned(ios[i].len, d->g.logical_block) ||
+		    ios[i].off + ios[i].len > d->g.size)
+			return -EINVAL;
+	if (!n)
+		return 0;
+	if (d->engine == ENG_AIO) {
+		struct iocb *cbs = realloc(q->cbs, n * sizeof(*cbs));
+
+		if (!cbs)
+			return -ENOMEM;
+		q->cbs = cbs;
+	}
+	for (i = 0; i < n; i++)
+		count_io(d, &ios[i]);
+	q->ios = ios;
+	q->n = n;
+	q->submitted = 0;
+	q->err = 0;
+	/* a batch larger than the ring: reap to make room (rare) */
+	while (!ret && q->submitted < n) {
+		ret = aq_push(d);
+		if (!ret && q->submitted < n)
+			ret = aq_reap(d);
+	}
+	if (ret && !q->err)
+		q->err = ret;
+	return 0;
+}
+
+int dev_aq_wait(struct rs_dev *d)
+{
+	struct rs_aq *q = &d->aq;
+	int ret;
+
+	if (!q->n)
+		return 0;
+	while (q->inflight && !q->r.broken)
+		aq_reap(d);
+	/* the rest of a batch that a broken ring did not take was never
+	 * written: an error as well */
+	if (q->r.broken && !q->err)
+		q->err = rs_err(d->st, -EIO, "the in-place write queue failed: %s",
+				strerror(-q->r.broken));
+	ret = dev_done(RS_IO_WRITE, q->err, q->ios, q->n);
+	q->n = 0;
+	q->ios = NULL;
+	return ret;
+}
+
+unsigned int dev_aq_pending(const struct rs_dev *d)
+{
+	return d->aq.n;
 }
 
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)

@@ -131,6 +131,20 @@ int dev_wq_tag_err(const struct rs_dev *d, unsigned int tag);
 /* Wait for every queued write and forget their errors. */
 void dev_wq_reset(struct rs_dev *d);
 unsigned int dev_wq_inflight(const struct rs_dev *d);
+/*
+ * The commit role's queue of in-place writes (one thread at a time): submit
+ * a batch of @n writes and return without waiting; @ios and their data
+ * stay the caller's until dev_aq_wait().  One batch at a time: -EBUSY
+ * while one is pending.  Writes in a batch complete in any order.
+ * Returns 0 or -errno (nothing submitted); errors of the writes are
+ * reported by dev_aq_wait().
+ */
+int dev_aq_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n);
+/* Wait for the pending batch: 0 (also with none pending) or its first
+ * error; with a broken ring its writes may still land. */
+int dev_aq_wait(struct rs_dev *d);
+/* The writes of the pending batch (0: none). */
+unsigned int dev_aq_pending(const struct rs_dev *d);
 /* Flush the volatile write cache; returns 1 if skipped (write-through). */
 int dev_flush(struct rs_dev *d);
 

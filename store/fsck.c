@@ -137,7 +137,7 @@ static int deep_check(struct fsck *fk, const struct objref *obj, const struct rs
 			continue;
 		}
 		/* unreplayed deferred writes of a read-only store (none otherwise) */
-		deferred_overlay(st, buf, e->pofs + done, len);
+		deferred_overlay(st, buf, e->pofs + done, len, true);
 		fk->r.bytes_checked += len;
 		for (pos = 0; pos < len; pos += cb) {
 			if (rs_crc32c(buf + pos, cb) == e->crcs[(done + pos) / cb])

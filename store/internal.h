@@ -68,8 +68,9 @@ struct rawstore {
 	struct extset_observer free_obs, unpunched_obs;
 	struct rs_defq defq;		/* deferred writes (deferred.c) */
 	/* Readers lay defq's queue over their reads: a group with deferred
-	 * writes is committed, its data maybe not yet in place.  Set and
-	 * cleared under the write lock; the queue does not change while set. */
+	 * writes is committed, its writes not yet started.  Set and cleared
+	 * under the write lock; the queue does not change while set.  The
+	 * writes in flight (defq.fly) they lay over every read. */
 	bool defq_visible;
 	struct rs_space *space;		/* zeroed/dirty state, policy, worker (space.c) */
 	struct rs_ocache *ocache;	/* decoded onodes (ocache.h) */

@@ -197,9 +197,11 @@ int obj_read(struct rawstore *st, const struct rs_onode *o, uint64_t off, void *
 	for (i = 0; i < n; i++) {
 		uint64_t b;
 
-		/* a read-only store keeps unreplayed deferred writes in the queue */
-		if (overlay || st->opts.read_only || st->defq_visible)
-			deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len);
+		/* In-place writes in flight, and the queue: a committed group's
+		 * (defq_visible), the commit thread's own group (overlay), or
+		 * a read-only store's unreplayed records. */
+		deferred_overlay(st, segs[i].bounce, segs[i].pofs, segs[i].len,
+				 overlay || st->opts.read_only || st->defq_visible);
 		for (b = 0; b < segs[i].len; b += cb) {
 			if (rs_crc32c(segs[i].bounce + b, cb) == segs[i].crcs[b / cb])
 				continue;
@@ -287,7 +289,7 @@ static int64_t extent_bad_blocks(struct rawstore *st, const struct rs_extent *e)
 			continue;
 		}
 		/* pending deferred overwrites, as a read sees them */
-		deferred_overlay(st, buf, e->pofs + done, len);
+		deferred_overlay(st, buf, e->pofs + done, len, true);
 		for (pos = 0; pos < len; pos += cb)
 			if (rs_crc32c(buf + pos, cb) != e->crcs[(done + pos) / cb])
 				bad++;
