@@ -1121,6 +1121,21 @@ static int aq_reap(struct rs_dev *d)
 	return 0;
 }
 
+/* One system call submitting prepared writes of the batch from
+ * q->submitted on (at most @left): how many it took, or -errno. */
+static int aq_enter(struct rs_dev *d, unsigned int left)
+{
+	struct rs_aq *q = &d->aq;
+	struct iocb *cbp[16];
+	unsigned int k, m = (unsigned int)min_u64(left, 16);
+
+	if (d->engine == ENG_URING)
+		return io_uring_submit(&q->r.ring);
+	for (k = 0; k < m; k++)
+		cbp[k] = &q->cbs[q->submitted + k];
+	return io_submit(q->r.aio, (long)m, cbp);
+}
+
 /* Submit what of the batch the ring has room for; 0 or an error (the ring
  * is broken then: entries may linger in it). */
 static int aq_push(struct rs_dev *d)
@@ -1129,42 +1144,22 @@ static int aq_push(struct rs_dev *d)
 	unsigned int cnt = (unsigned int)min_u64(q->n - q->submitted, d->qd - q->inflight), i;
 	int r;
 
-	if (!cnt)
-		return 0;
-	if (d->engine == ENG_URING) {
-		for (i = 0; i < cnt; i++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&q->r.ring);
-			const struct rs_io *io = &q->ios[q->submitted + i];
-
-			io_uring_prep_write(sqe, d->fd, io->buf, (unsigned int)io->len, io->off);
-			io_uring_sqe_set_data64(sqe, q->submitted + i);
-		}
-		for (i = 0; i < cnt;) {
-			r = io_uring_submit(&q->r.ring);
-			if (r == -EINTR || r == -EAGAIN)
-				continue;
-			if (r <= 0)
-				return q->r.broken = r < 0 ? r : -EIO;
-			i += (unsigned int)r;
-			q->submitted += (unsigned int)r;
-			q->inflight += (unsigned int)r;
-		}
-		return 0;
-	}
 	for (i = 0; i < cnt; i++) {
 		struct rs_io *io = &q->ios[q->submitted + i];
 
-		io_prep_pwrite(&q->cbs[q->submitted + i], d->fd, io->buf, io->len,
-			       (long long)io->off);
-		q->cbs[q->submitted + i].data = io;
+		if (d->engine == ENG_URING) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&q->r.ring);
+
+			io_uring_prep_write(sqe, d->fd, io->buf, (unsigned int)io->len, io->off);
+			io_uring_sqe_set_data64(sqe, q->submitted + i);
+		} else {
+			io_prep_pwrite(&q->cbs[q->submitted + i], d->fd, io->buf, io->len,
+				       (long long)io->off);
+			q->cbs[q->submitted + i].data = io;
+		}
 	}
 	for (i = 0; i < cnt;) {
-		struct iocb *cbp[16];
-		unsigned int k, m = (unsigned int)min_u64(cnt - i, 16);
-
-		for (k = 0; k < m; k++)
-			cbp[k] = &q->cbs[q->submitted + k];
-		r = io_submit(q->r.aio, (long)m, cbp);
+		r = aq_enter(d, cnt - i);
 		if (r == -EINTR || r == -EAGAIN)
 			continue;
 		if (r <= 0)

@@ -1314,43 +1314,55 @@ TEST_F(CommitTest, ObjectIdsAreRecordedAhead)
 TEST_F(CommitTest, InPlaceWritesLandBeforeTheirUnitsAreReused)
 {
 	ASSERT_EQ(MkColl("c"), 0);
-	std::string a = pattern(65536, 1);
-	ASSERT_EQ(Write("c", "a", 0, a), 0);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u);
-	const std::string u1 = pattern(4096, 2), u2 = pattern(4096, 3);
-	ASSERT_EQ(Write("c", "a", 8192, u1), 0);
-	a.replace(8192, u1.size(), u1);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u) << "the caller waited for the in-place write";
-	EXPECT_TRUE(Read("c", "a", 0, 65536) == a);
-	/* the same units again: the first write lands before the second starts */
-	ASSERT_EQ(Write("c", "a", 8192, u2), 0);
-	a.replace(8192, u2.size(), u2);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
-	EXPECT_TRUE(Read("c", "a", 0, 65536) == a);
-	/* a transaction without deferred data leaves it in flight */
-	ASSERT_EQ(Write("c", "b", 0, pattern(8192, 4)), 0);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
-	/* a job (fsck, a space round) finds every write landed */
-	rs_debug_commit_settle(st);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u);
-	/* a remove frees the units of an in-place write in flight: it lands
-	 * before they can be allocated again */
-	ASSERT_EQ(Write("c", "a", 0, u1), 0);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
-	struct rawstore_txn *t = T();
-	rawstore_txn_remove(t, "c", "a", 1);
-	ASSERT_EQ(Submit(t), 0);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u) << "freed units of a write in flight";
-	const std::string c = pattern(65536, 5);
-	ASSERT_EQ(Write("c", "c", 0, c), 0);
-	EXPECT_TRUE(Read("c", "c", 0, 65536) == c);
-	/* and at close; the next open replays nothing it should not */
-	ASSERT_EQ(Write("c", "c", 4096, u2), 0);
-	std::string cw = c;
-	cw.replace(4096, u2.size(), u2);
-	EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
-	Reopen();
-	EXPECT_TRUE(Read("c", "c", 0, 65536) == cw);
-	EXPECT_TRUE(Read("c", "b", 0, 8192) == pattern(8192, 4));
-	ExpectClean();
+	for (auto engine : { RAWSTORE_ENGINE_IO_URING, RAWSTORE_ENGINE_LIBAIO }) {
+		const std::string p = engine == RAWSTORE_ENGINE_LIBAIO ? "libaio-" : "io_uring-";
+		SCOPED_TRACE(p);
+		oo.engine = engine;
+		Reopen();
+		struct rawstore_info info;
+		info.struct_size = sizeof(info);
+		ASSERT_EQ(rawstore_get_info(st, &info), 0);
+		EXPECT_EQ(p, std::string(info.io_engine) + "-");
+		std::string a = pattern(65536, 1);
+		ASSERT_EQ(Write("c", p + "a", 0, a), 0);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u);
+		const std::string u1 = pattern(4096, 2), u2 = pattern(4096, 3);
+		ASSERT_EQ(Write("c", p + "a", 8192, u1), 0);
+		a.replace(8192, u1.size(), u1);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u)
+			<< "the caller waited for the in-place write";
+		EXPECT_TRUE(Read("c", p + "a", 0, 65536) == a);
+		/* the same units again: the first lands before the second starts */
+		ASSERT_EQ(Write("c", p + "a", 8192, u2), 0);
+		a.replace(8192, u2.size(), u2);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
+		EXPECT_TRUE(Read("c", p + "a", 0, 65536) == a);
+		/* a transaction without deferred data leaves it in flight */
+		ASSERT_EQ(Write("c", p + "b", 0, pattern(8192, 4)), 0);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
+		/* a job (fsck, a space round) finds every write landed */
+		rs_debug_commit_settle(st);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u);
+		/* a remove frees the units of an in-place write in flight: it
+		 * lands before they can be allocated again */
+		ASSERT_EQ(Write("c", p + "a", 0, u1), 0);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
+		struct rawstore_txn *t = T();
+		rawstore_txn_remove(t, "c", (p + "a").c_str(), p.size() + 1);
+		ASSERT_EQ(Submit(t), 0);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 0u)
+			<< "freed units of a write in flight";
+		const std::string c = pattern(65536, 5);
+		ASSERT_EQ(Write("c", p + "c", 0, c), 0);
+		EXPECT_TRUE(Read("c", p + "c", 0, 65536) == c);
+		/* and at close; the next open replays nothing it should not */
+		ASSERT_EQ(Write("c", p + "c", 4096, u2), 0);
+		std::string cw = c;
+		cw.replace(4096, u2.size(), u2);
+		EXPECT_EQ(rs_debug_deferred_in_flight(st), 1u);
+		Reopen();
+		EXPECT_TRUE(Read("c", p + "c", 0, 65536) == cw);
+		EXPECT_TRUE(Read("c", p + "b", 0, 8192) == pattern(8192, 4));
+		ExpectClean();
+	}
 }
