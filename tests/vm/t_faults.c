@@ -274,6 +274,10 @@ static void mode_write_eio(void)
 	run(fail_cmd, "fail");
 	kt_expect_eq(put(st, "small", 5000, upd, 3000), 0,
 		     "a small overwrite commits (its data is in the metadata log)");
+	/* Its in-place write is started, not waited for: the next point
+	 * that waits for it (here a job, reclaim) finds it failed. */
+	kt_expect_eq(rawstore_reclaim(st), -EIO,
+		     "reclaim waits for the in-place write: the store stopped");
 	rc = put(st, "later", 0, n, 8192);
 	kt_expect_eq(rc, -EIO, "the store stopped after its in-place write failed");
 	memcpy(small + 5000, upd, 3000);
