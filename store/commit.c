@@ -1109,15 +1109,17 @@ static int group_flush(struct rawstore *st, struct group_run *r)
 	/* Without the device journal every group that wrote data deletes the
 	 * applied records, in the batch that records its allocations; with it
 	 * they go every RS_DEFERRED_RETIRE, or with an allocation they hit. */
-	bool retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE ||
-		      (meta_journaled(st->meta) && allocs_hit_deferred(st, &r->g.allocs));
-
+	bool hit = (meta_journaled(st->meta) || st->defq.fly_n) &&
+		   allocs_hit_deferred(st, &r->g.allocs);
 	/* A unit an in-place write in flight targets (never handed out
 	 * before it landed: reap_ok): its record must go with the rest. */
-	if (st->defq.fly_n && allocs_hit_deferred(st, &r->g.allocs)) {
+	bool hit_fly = hit && st->defq.fly_n;
+	bool retire;
+
+	if (hit_fly)
 		deferred_settle(st);
-		retire = true;
-	}
+	retire = st->defq.done_n - p->done_del >= RS_DEFERRED_RETIRE ||
+		 (hit && (meta_journaled(st->meta) || hit_fly));
 	if (!r->g.wrote_data && !retire)
 		return 0;
 	/*

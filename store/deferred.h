@@ -97,7 +97,8 @@ bool deferred_applied_busy(const struct rawstore *st, uint64_t pofs, uint64_t le
 /* Commit thread, between groups: flush the device and delete the records
  * of every applied write (in a batch of their own). */
 int deferred_retire(struct rawstore *st);
-/* At close: flush and delete the records of applied writes; free memory. */
+/* At close, after commit_stop() (no in-place write in flight): flush and
+ * delete the records of applied writes; free memory. */
 void deferred_close(struct rawstore *st, bool healthy);
 
 #endif /* RAWSTORE_DEFERRED_H */

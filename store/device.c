@@ -1234,11 +1234,6 @@ int dev_aq_wait(struct rs_dev *d)
 	return ret;
 }
 
-unsigned int dev_aq_pending(const struct rs_dev *d)
-{
-	return d->aq.n;
-}
-
 int dev_read(struct rs_dev *d, void *buf, uint64_t off, size_t len)
 {
 	struct rs_io io = { .write = false, .buf = buf, .off = off, .len = len };

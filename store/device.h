@@ -143,8 +143,6 @@ int dev_aq_submit(struct rs_dev *d, struct rs_io *ios, unsigned int n);
 /* Wait for the pending batch: 0 (also with none pending) or its first
  * error; with a broken ring its writes may still land. */
 int dev_aq_wait(struct rs_dev *d);
-/* The writes of the pending batch (0: none). */
-unsigned int dev_aq_pending(const struct rs_dev *d);
 /* Flush the volatile write cache; returns 1 if skipped (write-through). */
 int dev_flush(struct rs_dev *d);
 
